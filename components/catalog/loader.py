@@ -1,0 +1,124 @@
+"""Loads the catalog's data files once per process: GPU models, instance types and prices for each cloud.
+
+Files (all under `data/`):
+- `gpus.yaml`: per-GPU facts.
+- `<cloud>/instances.yaml`: instance types with their GPU, network and NVSwitch facts.
+- `<cloud>/prices.csv`: USD per node-hour by region and zone; `<cloud>/prices.yaml`: its source and date.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+from dataclasses import fields
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Optional
+
+import yaml
+
+from .models import GpuModel, InstanceType, Price, PriceSource
+
+DATA_DIR = Path(__file__).parent / "data"
+CLOUDS = ("aws", "azure", "gcp")
+
+
+class Catalog:
+    """Read-only lookups over the loaded rows."""
+
+    def __init__(self, gpus: Iterable[GpuModel], instances: Iterable[InstanceType], prices: Iterable[Price],
+                 sources: Iterable[PriceSource]):
+        self.gpus = {g.model: g for g in gpus}
+        self._gpu_names = {alias.lower(): g.model for g in self.gpus.values() for alias in (g.model, *g.aliases)}
+        self.instances = {(i.cloud, i.name): i for i in instances}
+        self.prices = tuple(prices)
+        self.sources = {s.cloud: s for s in sources}
+        self._by_type: dict[tuple[str, str], list[Price]] = {}
+        for price in self.prices:
+            self._by_type.setdefault((price.cloud, price.instance_type), []).append(price)
+
+    def gpu(self, name: str) -> Optional[GpuModel]:
+        model = self._gpu_names.get(name.lower())
+        return self.gpus[model] if model else None
+
+    def gpu_suggestions(self, name: str) -> list[str]:
+        return [self._gpu_names[m] for m in difflib.get_close_matches(name.lower(), self._gpu_names, n=3, cutoff=0.5)]
+
+    def instance(self, cloud: str, name: str) -> Optional[InstanceType]:
+        return self.instances.get((cloud, name))
+
+    def instance_suggestions(self, cloud: str, name: str) -> list[str]:
+        names = [n for (c, n) in self.instances if c == cloud]
+        return difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+
+    def instances_of(self, cloud: str, gpu: Optional[str] = None, gpus: Optional[int] = None) -> list[InstanceType]:
+        rows = [i for (c, _), i in self.instances.items() if c == cloud]
+        if gpu is not None:
+            rows = [i for i in rows if i.gpu == gpu]
+        if gpus is not None:
+            rows = [i for i in rows if i.gpus == gpus]
+        return sorted(rows, key=lambda i: i.name)
+
+    def prices_of(self, cloud: str, instance_type: str, region: Optional[str] = None) -> list[Price]:
+        rows = self._by_type.get((cloud, instance_type), [])
+        return [p for p in rows if region is None or p.region == region]
+
+    def regions_of(self, cloud: str, instance_type: str) -> list[str]:
+        return sorted({p.region for p in self.prices_of(cloud, instance_type)})
+
+    def zones_of(self, cloud: str, instance_type: str, region: str) -> list[str]:
+        return sorted({p.zone for p in self.prices_of(cloud, instance_type, region) if p.zone})
+
+
+@lru_cache(maxsize=1)
+def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
+    """The shipped catalog. Cached: plans and tests read it many times."""
+    gpus = [_build(GpuModel, row) for row in _yaml(data_dir / "gpus.yaml")["gpus"]]
+    instances, prices, sources = [], [], []
+    for cloud in CLOUDS:
+        folder = data_dir / cloud
+        if (folder / "instances.yaml").exists():
+            doc = _yaml(folder / "instances.yaml")
+            instances += [_build(InstanceType, {"cloud": cloud, "source": doc.get("source", ""), **row})
+                          for row in doc["instances"]]
+        if (folder / "prices.csv").exists():
+            prices += _read_prices(cloud, folder / "prices.csv")
+            meta = _yaml(folder / "prices.yaml")
+            sources.append(PriceSource(cloud=cloud, source=meta["source"], snapshot_date=_date(meta["snapshot_date"]),
+                                       notes=tuple(meta.get("notes", ())), excluded=tuple(meta.get("excluded", ()))))
+    return Catalog(gpus, instances, prices, sources)
+
+
+def _read_prices(cloud: str, path: Path) -> list[Price]:
+    with path.open(newline="") as handle:
+        return [
+            Price(cloud=cloud, instance_type=row["instance_type"], region=row["region"], zone=row["zone"],
+                  on_demand=_money(row["on_demand"]), spot=_money(row["spot"]),
+                  reserved_1y=_money(row.get("reserved_1y", "")), reserved_3y=_money(row.get("reserved_3y", "")))
+            for row in csv.DictReader(handle)
+        ]
+
+
+def _build(cls, row: dict):
+    known = {f.name for f in fields(cls)}
+    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in row.items() if k in known}
+    values_extra = {k: v for k, v in row.items() if k not in known}
+    if values_extra and "extra" in known:
+        values["extra"] = values_extra
+    elif values_extra:
+        raise ValueError(f"{cls.__name__} row has unknown keys {sorted(values_extra)}: {row}")
+    return cls(**values)
+
+
+def _money(text: Optional[str]) -> Optional[float]:
+    return float(text) if text not in (None, "") else None
+
+
+def _date(value) -> date:
+    return value if isinstance(value, date) else date.fromisoformat(str(value))
+
+
+def _yaml(path: Path) -> dict:
+    with path.open() as handle:
+        return yaml.safe_load(handle)

@@ -1,0 +1,83 @@
+"""Typed catalog rows. GPU and instance facts are data (`data/`), never instance-type tests in code (R8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Optional
+
+# RDMA fabrics an instance type can have. None means TCP only.
+FABRICS = ("efa", "infiniband", "tcpx", "tcpxo", "roce")
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """Per-GPU facts shared by every cloud that offers the GPU."""
+
+    model: str
+    memory_gib: int
+    architecture: str
+    bf16_dense_tflops: Optional[float]
+    aliases: tuple[str, ...] = ()
+    open_modules_required: bool = False
+    mig_profiles: tuple[str, ...] = ()
+    mig_min_driver: Optional[str] = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One machine shape of one cloud, with what gpufleet needs to lay out its network and node software."""
+
+    cloud: str
+    name: str
+    gpu: str
+    gpus: int
+    gpu_memory_gib: int
+    vcpus: int
+    memory_gib: float
+    fabric: Optional[str]
+    network_gbps: float
+    nvswitch: bool
+    source: str
+    arch: str = "x86_64"
+    # AWS: network cards, EFA interfaces AWS allows, and whether card 0 can carry EFA.
+    network_cards: int = 1
+    efa_interfaces: int = 0
+    primary_card_efa: bool = False
+    # Azure: InfiniBand rate per GPU link. GCP: extra GPU NICs and their MTU.
+    infiniband_gbps: int = 0
+    gpu_nics: int = 0
+    gpu_nic_mtu: int = 0
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def rdma_devices(self) -> int:
+        """RDMA devices the node should expose: EFA interfaces, IB links or GPU NICs."""
+        return {"efa": self.efa_interfaces, "infiniband": self.gpus if self.infiniband_gbps else 0}.get(
+            self.fabric or "", self.gpu_nics)
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per node-hour in one region, or one zone where spot is priced per zone."""
+
+    cloud: str
+    instance_type: str
+    region: str
+    zone: str  # "" for a region-wide price
+    on_demand: Optional[float]
+    spot: Optional[float]
+    reserved_1y: Optional[float] = None
+    reserved_3y: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class PriceSource:
+    """Where a cloud's prices came from and when."""
+
+    cloud: str
+    source: str
+    snapshot_date: date
+    notes: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()  # rows refused with the reason, e.g. "Standard_ND96isr_H100_v5 eastus: ..."

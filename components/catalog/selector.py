@@ -1,0 +1,176 @@
+"""Turns a spec's accelerator into one catalog instance type, or explains why it cannot.
+
+"8x H100 in us-east-2" becomes the cheapest matching type offered there, for the spec's market. The rules
+that need catalog facts live here: unknown GPUs and types, GPU counts, fabrics and zones. Problems are
+collected and raised together, before any resource is declared.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from ..spec.errors import Problem, SpecError
+from ..spec.model import ClusterSpec
+from .loader import Catalog, load_catalog
+from .models import GpuModel, InstanceType, Price
+
+# The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name.
+SPEC_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
+AWS_ZONE_ID = re.compile(r"^[a-z]+\d-az\d+$")
+
+
+@dataclass(frozen=True)
+class NodePrice:
+    """USD per node-hour at the cluster's zone; None where the catalog has no price."""
+
+    on_demand: Optional[float]
+    spot: Optional[float]
+    zone_priced: bool  # False when the spot price is the region's highest, not the zone's own
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Everything the cloud components need from the catalog for one spec."""
+
+    spec: ClusterSpec
+    instance: InstanceType
+    gpu: GpuModel
+    fabric: Optional[str]
+    placement_group: bool
+    price: NodePrice
+    warnings: tuple[str, ...]
+
+
+def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
+    """The instance type, fabric, placement and price for `spec`; raises `SpecError` with every problem."""
+    catalog = catalog or load_catalog()
+    instance, problems = _pick_instance(spec, catalog)
+    if instance is None:
+        raise SpecError(problems)
+    warnings: list[str] = []
+    problems += _zone_problems(spec, catalog, instance, warnings)
+    fabric, fabric_problems = _resolve_fabric(spec, instance, warnings)
+    problems += fabric_problems
+    if problems:
+        raise SpecError(problems)
+    price = _node_price(spec, catalog, instance, warnings)
+    return Selection(spec=spec, instance=instance, gpu=catalog.gpu(instance.gpu), fabric=fabric,
+                     placement_group=_placement_group(spec), price=price, warnings=tuple(warnings))
+
+
+def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
+    acc = spec.accelerator
+    if acc.instance_type is not None:
+        return _named_instance(spec, catalog)
+    gpu = catalog.gpu(acc.gpu)
+    if gpu is None:
+        return None, [_unknown_gpu(spec, catalog)]
+    rows = catalog.instances_of(spec.cloud, gpu.model)
+    if not rows:
+        return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is not offered on {spec.cloud}; offered there: "
+                              f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))}")]
+    counts = sorted({i.gpus for i in rows})
+    count = acc.gpus_per_node if acc.gpus_per_node is not None else (counts[0] if len(counts) == 1 else None)
+    if count is None:
+        return None, [Problem("accelerator.gpus_per_node", None, f"required: {gpu.model} on {spec.cloud} comes with "
+                              f"{_names(counts)} GPUs per node")]
+    matching = [i for i in rows if i.gpus == count]
+    if not matching:
+        return None, [Problem("accelerator.gpus_per_node", count, f"{gpu.model} on {spec.cloud} comes with "
+                              f"{_names(counts)} GPUs per node")]
+    wants_rdma = spec.fabric in SPEC_FABRICS
+    if wants_rdma:
+        matching = [i for i in matching if i.fabric in SPEC_FABRICS[spec.fabric]] or matching
+    return min(matching, key=lambda i: _rank(spec, catalog, i)), []
+
+
+def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
+    acc = spec.accelerator
+    instance = catalog.instance(spec.cloud, acc.instance_type)
+    if instance is None:
+        hint = catalog.instance_suggestions(spec.cloud, acc.instance_type)
+        offered = _names([i.name for i in catalog.instances_of(spec.cloud)])
+        expected = f"did you mean {_names(hint)}?" if hint else f"expected a {spec.cloud} GPU instance type: {offered}"
+        return None, [Problem("accelerator.instance_type", acc.instance_type, expected)]
+    problems = []
+    if acc.gpu is not None and (catalog.gpu(acc.gpu) is None or catalog.gpu(acc.gpu).model != instance.gpu):
+        problems.append(Problem("accelerator.gpu", acc.gpu, f"{instance.name} carries {instance.gpu}; "
+                                "drop `gpu` or make it match"))
+    if acc.gpus_per_node is not None and acc.gpus_per_node != instance.gpus:
+        problems.append(Problem("accelerator.gpus_per_node", acc.gpus_per_node,
+                                f"{instance.name} has {instance.gpus} GPUs; drop `gpus_per_node` or make it match"))
+    return (None if problems else instance), problems
+
+
+def _unknown_gpu(spec: ClusterSpec, catalog: Catalog) -> Problem:
+    hint = catalog.gpu_suggestions(spec.accelerator.gpu)
+    known = _names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))
+    expected = f"did you mean {_names(hint)}? " if hint else ""
+    return Problem("accelerator.gpu", spec.accelerator.gpu, f"{expected}expected a GPU offered on {spec.cloud}: {known}")
+
+
+def _rank(spec: ClusterSpec, catalog: Catalog, instance: InstanceType) -> tuple:
+    """Cheapest for the spec's market in its region first; unpriced types last; then by name."""
+    rows = catalog.prices_of(spec.cloud, instance.name, spec.region)
+    key = "spot" if spec.market.type == "spot" else "on_demand"
+    prices = [getattr(p, key) for p in rows if getattr(p, key) is not None]
+    return (0, min(prices), instance.name) if prices else (1, 0.0, instance.name)
+
+
+def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> list[Problem]:
+    regions = catalog.regions_of(spec.cloud, instance.name)
+    if not regions:
+        warnings.append(f"the catalog has no prices for {instance.name}; region and zone offerings are not checked")
+        return []
+    if spec.region not in regions:
+        return [Problem("region", spec.region, f"{instance.name} is not offered there in the catalog; offered in "
+                        f"{_names(regions)}")]
+    zones = catalog.zones_of(spec.cloud, instance.name, spec.region)
+    if spec.zone is None or not zones or spec.cloud == "azure":
+        return []
+    if spec.cloud == "aws" and not AWS_ZONE_ID.match(spec.zone):
+        warnings.append(f"zone {spec.zone!r} is an AZ name, which maps to a different AZ id in each account; "
+                        f"{instance.name} is offered in {', '.join(zones)} of {spec.region}. Use the AZ id for an "
+                        "exact check and spot price")
+        return []
+    if spec.zone not in zones:
+        return [Problem("zone", spec.zone, f"{instance.name} is not offered in that zone; offered in {_names(zones)}")]
+    return []
+
+
+def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> tuple[Optional[str], list[Problem]]:
+    if spec.fabric == "tcp":
+        return None, []
+    if spec.fabric == "auto":
+        if instance.fabric is None and spec.nodes > 1:
+            warnings.append(f"{instance.name} has no RDMA fabric: {spec.nodes} nodes will talk over TCP "
+                            f"({instance.network_gbps:g} Gbps); pick an RDMA-capable type for multi-node training")
+        return (instance.fabric if spec.nodes > 1 else None), []
+    if instance.fabric not in SPEC_FABRICS[spec.fabric]:
+        return None, [Problem("fabric", spec.fabric, f"{instance.name} has no {spec.fabric.upper()} support; use "
+                              f"`fabric: auto` or `tcp`, or an instance type with {spec.fabric.upper()}")]
+    return instance.fabric, []
+
+
+def _placement_group(spec: ClusterSpec) -> bool:
+    if spec.placement_group is not None:
+        return spec.placement_group
+    return spec.nodes > 1 and not spec.market.capacity_block
+
+
+def _node_price(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> NodePrice:
+    rows = catalog.prices_of(spec.cloud, instance.name, spec.region)
+    on_demand = max((p.on_demand for p in rows if p.on_demand is not None), default=None)
+    in_zone = [p for p in rows if p.zone == spec.zone and p.spot is not None]
+    spot_rows = in_zone or [p for p in rows if p.spot is not None]
+    spot = max((p.spot for p in spot_rows), default=None)
+    if spec.market.type != "on-demand" and spot_rows and not in_zone:
+        warnings.append(f"spot price is the highest in {spec.region} (${spot:.2f}/h); the catalog has none for "
+                        f"zone {spec.zone!r}")
+    return NodePrice(on_demand=on_demand, spot=spot, zone_priced=bool(in_zone))
+
+
+def _names(values) -> str:
+    return ", ".join(repr(v) if isinstance(v, str) else str(v) for v in values) or "none"

@@ -1,0 +1,23 @@
+"""Builds the cluster component for a validated spec's cloud. Each cloud package is imported only when used."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Optional
+
+import pulumi
+
+from .spec import ClusterSpec
+
+CLOUD_COMPONENTS = {
+    "aws": ("components.aws", "AwsGpuCluster"),
+    "azure": ("components.azure", "AzureGpuCluster"),
+    "gcp": ("components.gcp", "GcpGpuCluster"),
+}
+
+
+def build_cluster(name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.ComponentResource:
+    """The `gpufleet:index:<Cloud>GpuCluster` component for `spec.cloud`; its `outputs` dict is what a stack exports."""
+    module_name, class_name = CLOUD_COMPONENTS[spec.cloud]
+    component_class = getattr(import_module(module_name), class_name)
+    return component_class(name, spec, opts)

@@ -1,0 +1,118 @@
+"""The cloud-neutral cluster spec, read once from the structured stack config `gpufleet:cluster`.
+
+A five-line spec gives a correct cluster: cloud, region, zone, nodes and a GPU. Every other field has a
+safe default, documented on the field. Shape and type errors are caught by pydantic; rules that relate
+fields to each other live in `rules.py`, and rules that need the catalog live in `components/catalog`.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network
+from typing import Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from .node import NodeSoftware
+from .strict import StrictModel
+
+Cloud = Literal["aws", "azure", "gcp"]
+Fabric = Literal["auto", "efa", "infiniband", "gpudirect", "tcp"]
+MarketType = Literal["on-demand", "spot", "mixed"]
+ImageKind = Literal["driver-ready", "ubuntu-22.04", "ubuntu-24.04"]
+
+DEFAULT_VPC_CIDR = "10.0.0.0/16"
+DEFAULT_ROOT_DISK_GIB = 200
+
+
+class Accelerator(StrictModel):
+    """What each node carries: a GPU model and count, or an explicit instance type."""
+
+    gpu: Optional[str] = None
+    """GPU model, e.g. "H100", "A100-80GB", "L40S". Default: taken from `instance_type`."""
+    gpus_per_node: Optional[int] = Field(None, ge=1)
+    """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
+    instance_type: Optional[str] = None
+    """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
+
+
+class Market(StrictModel):
+    """How nodes are bought."""
+
+    type: MarketType = "on-demand"
+    """Default: "on-demand"."""
+    on_demand_base: int = Field(0, ge=0)
+    """With "mixed": nodes always bought on demand; the rest are spot. Default: 0."""
+    spot_max_price_per_hour: Optional[float] = Field(None, gt=0)
+    """Highest spot price per node-hour in USD. Default: no cap (the on-demand price), as AWS recommends."""
+    capacity_reservation_id: Optional[str] = None
+    """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
+    capacity_block: bool = False
+    """The reservation is an AWS Capacity Block for ML. Default: false."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_shorthand(cls, value):
+        """`market: spot` is short for `market: {type: spot}`."""
+        return {"type": value} if isinstance(value, str) else value
+
+
+class Image(StrictModel):
+    """The boot image."""
+
+    kind: ImageKind = "driver-ready"
+    """"driver-ready" (AWS DLAMI, Azure HPC image, GCP Deep Learning VM) or stock Ubuntu. Default: "driver-ready"."""
+    id: Optional[str] = None
+    """Pin an exact image (AMI id, image URN or self link) of the given `kind`. Default: the newest image of `kind`."""
+
+
+class Access(StrictModel):
+    """Who may reach the nodes. Everything is closed unless listed here."""
+
+    ssh_public_key: Optional[str] = None
+    """OpenSSH public key for the default user. Default: none (use SSM, IAP or Bastion)."""
+    ssh_cidrs: list[IPv4Network] = Field(default_factory=list)
+    """CIDRs allowed to reach port 22. Default: none."""
+    allow_ssh_from_anywhere: bool = False
+    """Explicit opt-in required before `ssh_cidrs` may contain 0.0.0.0/0. Default: false."""
+    monitoring_cidrs: list[IPv4Network] = Field(default_factory=list)
+    """CIDRs allowed to scrape the exporters (9400, 9100) besides the cluster. Default: none."""
+
+    @field_validator("ssh_public_key")
+    @classmethod
+    def _looks_like_openssh(cls, key: Optional[str]) -> Optional[str]:
+        if key is not None and not key.startswith(("ssh-ed25519 ", "ssh-rsa ", "ecdsa-sha2-")):
+            raise ValueError("expected an OpenSSH public key starting with ssh-ed25519, ssh-rsa or ecdsa-sha2-")
+        return key
+
+
+class Network(StrictModel):
+    """Private networking for the nodes."""
+
+    cidr: IPv4Network = IPv4Network(DEFAULT_VPC_CIDR)
+    """Address range of the VPC/VNet gpufleet creates. Default: 10.0.0.0/16."""
+    existing_subnet_id: Optional[str] = None
+    """Use this subnet instead of creating a network. Default: gpufleet creates one private subnet with NAT egress."""
+
+
+class ClusterSpec(StrictModel):
+    """A GPU cluster, described once for any cloud."""
+
+    cloud: Cloud
+    region: str = Field(min_length=1)
+    zone: Optional[str] = None
+    """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
+    nodes: int = Field(ge=1, le=4096)
+    accelerator: Accelerator
+    market: Market = Field(default_factory=Market)
+    fabric: Fabric = "auto"
+    """RDMA fabric. Default: "auto": the cloud's RDMA fabric when the instance has one and nodes > 1, else TCP."""
+    placement_group: Optional[bool] = None
+    """Cluster placement. Default: on for multi-node clusters, off inside a Capacity Block."""
+    image: Image = Field(default_factory=Image)
+    access: Access = Field(default_factory=Access)
+    network: Network = Field(default_factory=Network)
+    root_disk_gib: int = Field(DEFAULT_ROOT_DISK_GIB, ge=30, le=16384)
+    """Encrypted root volume size. Default: 200."""
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Added to every resource besides gpufleet's provenance tags. Default: none."""
+    node: NodeSoftware = Field(default_factory=NodeSoftware)

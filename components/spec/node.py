@@ -1,0 +1,107 @@
+"""Node software options: what cloud_init installs and configures on every GPU node.
+
+These fields are read by `cloud_init` through the cloud component, never directly from stack config.
+Each field documents its default; compatibility between fields (driver/CUDA, MIG/MPS) is checked in
+`components/spec/node_rules.py` against the catalog's GPU facts.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import Field
+
+from .strict import StrictModel
+
+DEFAULT_DRIVER_BRANCH = "580"
+DEFAULT_CUDA = "13.0"
+DEFAULT_DRAIN_COMMAND = "systemctl kill --signal=SIGTERM gpufleet-jobs.slice"
+
+
+class DriverOptions(StrictModel):
+    """The NVIDIA driver on stock images, and the branch expected on driver-ready images."""
+
+    branch: str = Field(DEFAULT_DRIVER_BRANCH, pattern=r"^\d{3}$")
+    """Driver branch (major version). Default: "580", a long-term support branch (EOL June 2028)."""
+    flavor: Literal["auto", "open", "proprietary"] = "auto"
+    """Kernel module flavor. Default: "auto": open modules on Turing and newer, which Blackwell requires."""
+
+
+class IsolationOptions(StrictModel):
+    """The cgroup v2 slice that GPU jobs run in (`gpufleet-run` starts a job in it)."""
+
+    enabled: bool = True
+    """Default: true."""
+    memory_max_percent: int = Field(90, ge=10, le=100)
+    """MemoryMax of the job slice as a share of node RAM. Default: 90."""
+    cpu_quota_percent: Optional[int] = Field(None, ge=1)
+    """CPUQuota of the slice (100 = one core). Default: no quota."""
+    allowed_cpus: Optional[str] = Field(None, pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+    """AllowedCPUs of the slice, e.g. "0-95". Default: all CPUs."""
+
+
+class MpsOptions(StrictModel):
+    """CUDA Multi-Process Service control daemon."""
+
+    enabled: bool = False
+    """Default: false."""
+    active_thread_percentage: Optional[int] = Field(None, ge=1, le=100)
+    """Default active-thread percentage for MPS clients. Default: 100 (no limit)."""
+
+
+class MigOptions(StrictModel):
+    """MIG partitioning applied at boot to every GPU of the node."""
+
+    profiles: list[str] = Field(default_factory=list)
+    """GPU-instance profiles per GPU, e.g. ["3g.40gb", "3g.40gb"]. Default: none (MIG disabled)."""
+
+
+class NcclOptions(StrictModel):
+    """NCCL environment written to /etc/nccl.conf and /etc/profile.d."""
+
+    debug: Literal["", "WARN", "INFO", "VERSION", "TRACE"] = "WARN"
+    """NCCL_DEBUG. Default: "WARN"."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra or overriding NCCL_*/FI_* variables. Default: none."""
+
+
+class ExporterOptions(StrictModel):
+    """Prometheus exporters on every node, reachable only from the cluster and `access.monitoring_cidrs`."""
+
+    dcgm: bool = True
+    """dcgm-exporter on port 9400. Default: true."""
+    node: bool = True
+    """node_exporter on port 9100. Default: true."""
+
+
+class HealthOptions(StrictModel):
+    """The acceptance check that runs at boot before a node counts as ready."""
+
+    dcgm_diag: bool = False
+    """Also run `dcgmi diag -r 1`. Default: false."""
+    nccl_allreduce: bool = False
+    """Also run a single-node NCCL all-reduce. Default: false."""
+
+
+class SpotOptions(StrictModel):
+    """The interruption watcher on spot nodes."""
+
+    drain_command: str = DEFAULT_DRAIN_COMMAND
+    """Run once when the cloud announces an interruption. Default: SIGTERM to every job in the GPU job slice."""
+
+
+class NodeSoftware(StrictModel):
+    """Software on every node. Default: a driver-verified, container-ready node with exporters and health checks."""
+
+    driver: DriverOptions = Field(default_factory=DriverOptions)
+    cuda: str = Field(DEFAULT_CUDA, pattern=r"^\d{2}\.\d$")
+    """CUDA version the jobs use (major.minor), checked against the driver branch. Default: "13.0"."""
+    container_runtime: Literal["docker", "containerd", "none"] = "docker"
+    """Runtime configured with `nvidia-ctk`. Default: "docker"."""
+    isolation: IsolationOptions = Field(default_factory=IsolationOptions)
+    mps: MpsOptions = Field(default_factory=MpsOptions)
+    mig: MigOptions = Field(default_factory=MigOptions)
+    nccl: NcclOptions = Field(default_factory=NcclOptions)
+    exporters: ExporterOptions = Field(default_factory=ExporterOptions)
+    health: HealthOptions = Field(default_factory=HealthOptions)
+    spot: SpotOptions = Field(default_factory=SpotOptions)

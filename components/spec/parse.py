@@ -1,0 +1,67 @@
+"""Turns the raw `gpufleet:cluster` object into a `ClusterSpec`, or one `SpecError` listing every problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import MISSING, Problem, SpecError
+from .model import ClusterSpec
+from .rules import check_rules
+
+
+def parse_cluster_spec(raw: Any) -> ClusterSpec:
+    """Validates shape and types, then the cross-field rules. Catalog rules run later, in the selector."""
+    if not isinstance(raw, dict):
+        raise SpecError([Problem("", raw, "expected a mapping with at least `cloud`, `region`, `nodes` and `accelerator`")])
+    try:
+        spec = ClusterSpec.model_validate(raw)
+    except ValidationError as err:
+        raise SpecError([_problem_from(e) for e in err.errors()]) from None
+    problems = check_rules(spec)
+    if problems:
+        raise SpecError(problems)
+    return spec
+
+
+def field_path(loc: tuple) -> str:
+    """("access", "ssh_cidrs", 0) -> "access.ssh_cidrs[0]"."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not str(part).startswith(("function-", "literal[")):
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _problem_from(error: dict) -> Problem:
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    value = error.get("input", MISSING)
+    if kind == "extra_forbidden":
+        parent = loc[:-1]
+        return Problem(field_path(loc), value, f"unknown key; expected one of {_known_keys(parent)}")
+    if kind == "missing":
+        return Problem(field_path(loc), MISSING, "this field is required")
+    if kind == "literal_error":
+        return Problem(field_path(loc), value, f"expected one of {error['ctx']['expected']}")
+    message = error["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    return Problem(field_path(loc), value, _lower_first(message))
+
+
+def _known_keys(parent: tuple) -> str:
+    model: type[BaseModel] = ClusterSpec
+    for part in parent:
+        if isinstance(part, int):
+            continue
+        annotation = model.model_fields[part].annotation
+        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else model
+    return ", ".join(f"`{name}`" for name in model.model_fields)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]

@@ -1,0 +1,133 @@
+"""Rules that relate spec fields to each other. Each rule is one small function with its own test (R7).
+
+Rules that need the instance catalog (unknown GPU, EFA support, zones) live in `components/catalog/selector.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Network
+from typing import Callable
+
+from .errors import Problem
+from .model import ClusterSpec
+
+CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
+ZONAL_CLOUDS = ("aws", "gcp")
+ANYWHERE = IPv4Network("0.0.0.0/0")
+TAG_KEY = re.compile(r"^[A-Za-z0-9_.:/=+@-]{1,63}$")
+
+
+def accelerator_is_named(spec: ClusterSpec) -> list[Problem]:
+    acc = spec.accelerator
+    if acc.gpu is None and acc.instance_type is None:
+        return [Problem("accelerator", acc.model_dump(exclude_none=True), "set `gpu` (with `gpus_per_node`) or `instance_type`")]
+    return []
+
+
+def ssh_from_anywhere_is_opt_in(spec: ClusterSpec) -> list[Problem]:
+    return [
+        Problem(f"access.ssh_cidrs[{i}]", str(cidr), "0.0.0.0/0 opens SSH to the internet; list your own CIDRs, "
+                "or set `access.allow_ssh_from_anywhere: true` to accept that")
+        for i, cidr in enumerate(spec.access.ssh_cidrs)
+        if cidr == ANYWHERE and not spec.access.allow_ssh_from_anywhere
+    ]
+
+
+def zone_is_pinned(spec: ClusterSpec) -> list[Problem]:
+    if spec.cloud in ZONAL_CLOUDS and spec.zone is None:
+        return [Problem("zone", None, f"required on {spec.cloud}: RDMA traffic cannot cross zones, and a zone chosen "
+                        f"for you could change and replace every node; e.g. `zone: {example_zone(spec)}`")]
+    return []
+
+
+def zone_is_in_region(spec: ClusterSpec) -> list[Problem]:
+    if spec.zone is None:
+        return []
+    if spec.cloud == "azure":
+        ok = spec.zone in ("1", "2", "3")
+        expected = "an Azure zone number: '1', '2' or '3'"
+    elif spec.cloud == "aws":
+        ok = bool(re.fullmatch(re.escape(spec.region) + r"[a-z]", spec.zone)
+                  or re.fullmatch(re.escape(aws_zone_id_prefix(spec.region)) + r"-az\d+", spec.zone))
+        expected = (f"a zone of region {spec.region!r}: an AZ name like {example_zone(spec)!r} "
+                    f"or an AZ id like '{aws_zone_id_prefix(spec.region)}-az1'")
+    else:
+        ok = bool(re.fullmatch(re.escape(spec.region) + r"-[a-z]", spec.zone))
+        expected = f"a zone of region {spec.region!r}, e.g. {example_zone(spec)!r}"
+    return [] if ok else [Problem("zone", spec.zone, f"expected {expected}")]
+
+
+def fabric_fits_cloud(spec: ClusterSpec) -> list[Problem]:
+    allowed = ("auto", "tcp") + CLOUD_FABRICS[spec.cloud]
+    if spec.fabric not in allowed:
+        return [Problem("fabric", spec.fabric, f"expected one of {', '.join(repr(f) for f in allowed)} on {spec.cloud}")]
+    return []
+
+
+def market_fields_fit_type(spec: ClusterSpec) -> list[Problem]:
+    market = spec.market
+    problems = []
+    if market.type == "mixed":
+        if market.on_demand_base >= spec.nodes:
+            problems.append(Problem("market.on_demand_base", market.on_demand_base,
+                                    f"must be below `nodes` ({spec.nodes}) for a mixed market; use `market: on-demand` "
+                                    "for an all on-demand cluster"))
+    elif market.on_demand_base:
+        problems.append(Problem("market.on_demand_base", market.on_demand_base, "only applies to `market.type: mixed`"))
+    if market.type != "on-demand" and market.capacity_reservation_id:
+        problems.append(Problem("market.capacity_reservation_id", market.capacity_reservation_id,
+                                "a capacity reservation is bought on demand; set `market.type: on-demand`"))
+    if market.capacity_block and not market.capacity_reservation_id:
+        problems.append(Problem("market.capacity_block", True, "requires `market.capacity_reservation_id` (cr-...)"))
+    if market.spot_max_price_per_hour is not None and market.type == "on-demand":
+        problems.append(Problem("market.spot_max_price_per_hour", market.spot_max_price_per_hour,
+                                "only applies to `market.type: spot` or `mixed`"))
+    return problems
+
+
+def capacity_block_is_aws(spec: ClusterSpec) -> list[Problem]:
+    if spec.market.capacity_block and spec.cloud != "aws":
+        return [Problem("market.capacity_block", True, "Capacity Blocks exist only on aws")]
+    return []
+
+
+def tags_are_valid(spec: ClusterSpec) -> list[Problem]:
+    return [
+        Problem(f"tags.{key}", key, "tag keys are 1-63 characters of letters, digits and _.:/=+@-")
+        for key in spec.tags
+        if not TAG_KEY.match(key) or key.lower().startswith(("aws:", "gpufleet-"))
+    ]
+
+
+AWS_DIRECTIONS = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "northeast": "ne",
+                  "southeast": "se", "northwest": "nw", "southwest": "sw"}
+
+
+def aws_zone_id_prefix(region: str) -> str:
+    """"us-east-1" -> "use1", the prefix of that region's AZ ids (use1-az4), which are the same in every account."""
+    parts = region.split("-")
+    if len(parts) != 3:
+        return region
+    return parts[0] + AWS_DIRECTIONS.get(parts[1], parts[1]) + parts[2]
+
+
+def example_zone(spec: ClusterSpec) -> str:
+    return {"aws": f"{spec.region}a", "gcp": f"{spec.region}-a", "azure": "1"}[spec.cloud]
+
+
+RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
+    accelerator_is_named,
+    ssh_from_anywhere_is_opt_in,
+    zone_is_pinned,
+    zone_is_in_region,
+    fabric_fits_cloud,
+    market_fields_fit_type,
+    capacity_block_is_aws,
+    tags_are_valid,
+)
+
+
+def check_rules(spec: ClusterSpec) -> list[Problem]:
+    """Every cross-field problem in `spec`, in rule order."""
+    return [problem for rule in RULES for problem in rule(spec)]
