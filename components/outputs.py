@@ -1,0 +1,29 @@
+"""Stack outputs every cloud shares; each cloud component adds how to connect, list nodes and write a hostfile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .catalog.cost import cluster_cost
+from .catalog.selector import Selection
+
+
+def common_outputs(selection: Selection) -> dict[str, Any]:
+    """Cloud-neutral facts and the estimated cost at the chosen market, as plain values."""
+    spec, instance = selection.spec, selection.instance
+    cost = cluster_cost(selection)
+    return {
+        "cloud": spec.cloud,
+        "region": spec.region,
+        "zone": spec.zone,
+        "instance_type": instance.name,
+        "nodes": spec.nodes,
+        "gpu": instance.gpu,
+        "gpus_per_node": instance.gpus,
+        "gpus_total": instance.gpus * spec.nodes,
+        "fabric": selection.fabric or "tcp",
+        "market": spec.market.type,
+        "estimated_usd_per_hour": cost.usd_per_hour,
+        "estimated_usd_per_month": cost.usd_per_month,
+        "warnings": list(selection.warnings),
+    }

@@ -1,0 +1,3 @@
+"""azure invokes the program makes (none yet)."""
+
+CALLS: dict = {}

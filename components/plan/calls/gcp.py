@@ -1,0 +1,3 @@
+"""gcp invokes the program makes (none yet)."""
+
+CALLS: dict = {}

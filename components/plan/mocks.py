@@ -1,0 +1,86 @@
+"""Mock runtime for plans and tests: records every declared resource and answers invokes from a fixed table.
+
+Ids and computed outputs are placeholders (`<name>-id`), never random, so plans are byte-identical between runs.
+An invoke without an entry in the table fails loudly instead of resolving to None (a silent-pass trap).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import pulumi
+from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockMonitor
+
+from .calls import CALLS
+
+PLACEHOLDER_SUFFIX = "-id"
+
+
+@dataclass(frozen=True)
+class DeclaredResource:
+    """One resource as the engine would receive it: inputs exactly as the mock monitor saw them (camelCase)."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    inputs: dict
+    custom: bool
+
+
+class RecordingMonitor(MockMonitor):
+    """A mock monitor that also keeps each resource's parent URN and inputs, which `MockResourceArgs` lacks."""
+
+    def __init__(self, mocks: PlanMocks):
+        super().__init__(mocks)
+        self._lock = threading.Lock()
+        self.declared: dict[str, DeclaredResource] = {}
+
+    def RegisterResource(self, request):
+        with self._lock:
+            response = super().RegisterResource(request)
+            if request.type != "pulumi:pulumi:Stack":
+                inputs = rpc.deserialize_properties(request.object)
+                self.declared[response.urn] = DeclaredResource(
+                    urn=response.urn, type=request.type, name=request.name, parent=request.parent,
+                    inputs=_plain(inputs), custom=bool(request.custom))
+        return response
+
+    def resources(self) -> list[DeclaredResource]:
+        """Every declared resource, sorted by URN so that plans are byte-identical between runs."""
+        return [self.declared[urn] for urn in sorted(self.declared)]
+
+
+def _plain(value):
+    """Inputs as JSON-ready data: dicts with sorted keys, lists, scalars."""
+    if isinstance(value, dict):
+        return {key: _plain(value[key]) for key in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+class UnknownInvokeError(RuntimeError):
+    """The program called an invoke that the plan cannot answer offline."""
+
+
+class PlanMocks(pulumi.runtime.Mocks):
+    """Answers resources with placeholder state and invokes by token from `calls`."""
+
+    def __init__(self, calls: dict[str, Callable[[dict], dict]] | None = None):
+        self.calls = CALLS if calls is None else calls
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        placeholder_id = f"{args.name}{PLACEHOLDER_SUFFIX}"
+        state = {"name": args.name, **args.inputs, "arn": f"arn:mock:{args.typ}:{args.name}"}
+        return placeholder_id, state
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        answer = self.calls.get(args.token)
+        if answer is None:
+            raise UnknownInvokeError(f"the offline plan has no answer for invoke {args.token!r}; add one to "
+                                     "components/plan/calls/")
+        return answer(dict(args.args))
