@@ -1,0 +1,73 @@
+"""`gpufleet:index:AwsGpuCluster`: a multi-node GPU training cluster on AWS with EFA.
+
+The component validates the spec against the catalog before it registers itself, so bad input declares
+nothing. Children are named f"{name}-{role}" (roles: provider, vpc, igw, subnet, nat-subnet, nat-ip, nat, routes,
+nat-routes, sg, sg-*, pg, role, role-ssm, role-health, profile, key, lt, nodes) and parented to the component.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_aws as aws
+
+import cloud_init
+from ..boot import user_data_for
+from ..catalog.selector import Selection, select
+from ..outputs import common_outputs
+from ..spec import ClusterSpec
+from .fleet import build_fleet
+from .identity import build_instance_profile
+from .launch_template import build_launch_template
+from .network import build_network
+from .outputs import access_outputs
+from .placement import build_placement_group
+from .security import build_security_group
+from .tagging import Tagger, tagger
+
+TYPE_TOKEN = "gpufleet:index:AwsGpuCluster"
+
+
+class AwsGpuCluster(pulumi.ComponentResource):
+    """GPU nodes in one AZ behind a NAT, in a cluster placement group, with EFA on every EFA-capable card."""
+
+    outputs: dict[str, pulumi.Input]
+
+    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+        selection = select(spec)  # raises SpecError before anything is declared
+        user_data = cloud_init.encode_user_data(user_data_for(selection, name), "aws")
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        self.selection = selection
+        self.outputs = _build(name, selection, user_data, self)
+        self.register_outputs(self.outputs)
+
+
+def _build(name: str, selection: Selection, user_data: str, parent: pulumi.ComponentResource) -> dict:
+    spec = selection.spec
+    tag = tagger(pulumi.get_stack(), name, spec.tags)
+    provider = aws.Provider(f"{name}-provider", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
+    child = pulumi.ResourceOptions(parent=parent, provider=provider)
+    network = build_network(name, spec, tag, child)
+    group = build_security_group(name, spec, network.vpc_id, tag, child)
+    placement = build_placement_group(name, selection, tag, child)
+    profile = build_instance_profile(name, pulumi.get_stack(), tag, child)
+    key_name = _key_pair(name, spec, tag, child)
+    template = build_launch_template(name, selection, group.id, profile, user_data, key_name, tag, child)
+    fleet = build_fleet(name, selection, template, network.subnet_id, placement, tag, child)
+    return {
+        **common_outputs(selection),
+        "vpc_id": network.vpc_id,
+        "subnet_id": network.subnet_id,
+        "security_group_id": group.id,
+        "placement_group": placement.name if placement else None,
+        "launch_template_id": template.id,
+        "fleet_name": fleet.name,
+        **access_outputs(spec.region, fleet.name, selection.instance.gpus),
+    }
+
+
+def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+    if spec.access.ssh_public_key is None:
+        return None
+    return aws.ec2.KeyPair(f"{name}-key", public_key=spec.access.ssh_public_key, tags=tag("key"), opts=opts).key_name

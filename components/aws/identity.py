@@ -1,0 +1,42 @@
+"""The nodes' IAM identity: SSM Session Manager access and marking their own instance unhealthy, nothing more.
+
+`AmazonSSMManagedInstanceCore` lets operators connect without SSH or public IPs. The node health check may
+call `autoscaling:SetInstanceHealth`, limited to groups tagged with this stack.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+
+from .tagging import Tagger
+
+SSM_POLICY_ARN = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+EC2_TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+}
+
+
+def health_report_policy(stack: str) -> dict:
+    """Allows SetInstanceHealth only on Auto Scaling groups that carry this stack's provenance tag."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Effect": "Allow",
+            "Action": "autoscaling:SetInstanceHealth",
+            "Resource": "*",
+            "Condition": {"StringEquals": {"autoscaling:ResourceTag/gpufleet-stack": stack}},
+        }],
+    }
+
+
+def build_instance_profile(name: str, stack: str, tag: Tagger, opts: pulumi.ResourceOptions) -> aws.iam.InstanceProfile:
+    role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(EC2_TRUST, sort_keys=True), tags=tag("role"),
+                        description="gpufleet GPU node: SSM access and own health reporting", opts=opts)
+    aws.iam.RolePolicyAttachment(f"{name}-role-ssm", role=role.name, policy_arn=SSM_POLICY_ARN, opts=opts)
+    aws.iam.RolePolicy(f"{name}-role-health", role=role.id, opts=opts,
+                       policy=json.dumps(health_report_policy(stack), sort_keys=True))
+    return aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tag("profile"), opts=opts)

@@ -1,0 +1,83 @@
+"""The launch template every node boots from: EFA interfaces, IMDSv2, an encrypted root volume, no public IP.
+
+Nothing here depends on the node count, so scaling the fleet never creates a new template version.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from ..catalog.selector import Selection
+from .fabric import interface_layout
+from .image import ROOT_DEVICE, image_id
+from .tagging import Tagger
+
+IMDS_HOP_LIMIT = 1  # token responses stay on the node: containers cannot borrow the node's role
+ROOT_VOLUME_TYPE = "gp3"
+TAGGED_AT_LAUNCH = ("instance", "volume", "network-interface")
+
+
+def build_launch_template(name: str, selection: Selection, security_group_id: pulumi.Input[str],
+                          profile: aws.iam.InstanceProfile, user_data_base64: str,
+                          key_name: Optional[pulumi.Input[str]], tag: Tagger,
+                          opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+    spec = selection.spec
+    return aws.ec2.LaunchTemplate(
+        f"{name}-lt",
+        description=f"gpufleet {selection.instance.name} node",
+        image_id=image_id(spec),
+        instance_type=selection.instance.name,
+        key_name=key_name,
+        user_data=user_data_base64,
+        update_default_version=True,
+        ebs_optimized="true",
+        iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT,
+            instance_metadata_tags="enabled"),
+        block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+            device_name=ROOT_DEVICE,
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=spec.root_disk_gib, volume_type=ROOT_VOLUME_TYPE, encrypted="true",
+                delete_on_termination="true"))],
+        network_interfaces=network_interfaces(selection, security_group_id),
+        instance_market_options=_capacity_block_market(selection),
+        capacity_reservation_specification=_reservation(selection),
+        tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tag("node"))
+                            for kind in TAGGED_AT_LAUNCH],
+        tags=tag("lt"),
+        opts=opts,
+    )
+
+
+def network_interfaces(selection: Selection, security_group_id: pulumi.Input[str]) -> list:
+    """One interface per slot of the EFA layout; security groups on each, since multi-NIC templates need that."""
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            network_card_index=slot.network_card_index,
+            device_index=slot.device_index,
+            interface_type=slot.interface_type,
+            security_groups=[security_group_id],
+            associate_public_ip_address="false" if slot.device_index == 0 and slot.network_card_index == 0 else None,
+            delete_on_termination="true",
+        )
+        for slot in interface_layout(selection.instance, efa=selection.fabric == "efa")
+    ]
+
+
+def _capacity_block_market(selection: Selection) -> Optional[aws.ec2.LaunchTemplateInstanceMarketOptionsArgs]:
+    if not selection.spec.market.capacity_block:
+        return None
+    return aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+
+
+def _reservation(selection: Selection) -> Optional[aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs]:
+    reservation_id = selection.spec.market.capacity_reservation_id
+    if reservation_id is None:
+        return None
+    return aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+        capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+            capacity_reservation_id=reservation_id))

@@ -1,0 +1,26 @@
+"""What a user needs after `pulumi up` on AWS: how to connect, list node IPs and write an MPI hostfile."""
+
+from __future__ import annotations
+
+import pulumi
+
+
+def node_ip_query(region: str, group_name: pulumi.Input[str]) -> pulumi.Output[str]:
+    """Private IPs of the running nodes, one per line."""
+    return pulumi.Output.concat(
+        "aws ec2 describe-instances --region ", region,
+        " --filters Name=tag:aws:autoscaling:groupName,Values=", group_name,
+        " Name=instance-state-name,Values=running",
+        " --query 'Reservations[].Instances[].PrivateIpAddress' --output text | tr '\\t' '\\n'")
+
+
+def access_outputs(region: str, group_name: pulumi.Input[str], gpus_per_node: int) -> dict[str, pulumi.Output[str]]:
+    list_nodes = node_ip_query(region, group_name)
+    return {
+        "list_nodes": list_nodes,
+        "hostfile": pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile"),
+        "connect": pulumi.Output.concat(
+            "aws ssm start-session --region ", region, " --target $(aws autoscaling describe-auto-scaling-groups",
+            " --region ", region, " --auto-scaling-group-names ", group_name,
+            " --query 'AutoScalingGroups[0].Instances[0].InstanceId' --output text)"),
+    }

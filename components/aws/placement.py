@@ -1,0 +1,24 @@
+"""A cluster placement group keeps EFA nodes on one network spine.
+
+Skipped inside a Capacity Block: the block already fixes placement, and a placement group there causes
+InsufficientInstanceCapacity (ParallelCluster PlacementGroupCapacityTypeValidator). The selector decides.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from ..catalog.selector import Selection
+from .tagging import Tagger
+
+STRATEGY = "cluster"
+
+
+def build_placement_group(name: str, selection: Selection, tag: Tagger,
+                          opts: pulumi.ResourceOptions) -> Optional[aws.ec2.PlacementGroup]:
+    if not selection.placement_group:
+        return None
+    return aws.ec2.PlacementGroup(f"{name}-pg", strategy=STRATEGY, tags=tag("pg"), opts=opts)

@@ -1,0 +1,78 @@
+"""`gpufleet`: the offline plan, plus the catalog and selection commands.
+
+    gpufleet plan STACK [--set PATH=VALUE ...] [--json] [--out DIR]
+
+Exit codes: 0 ok, 2 bad input (one message naming the field, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional
+
+import pulumi
+from rich.console import Console
+
+from ..spec.errors import SpecError
+from .render import plan_json, print_plan
+from .runner import run_program
+from .stackfile import apply_overrides, read_stack_config
+from .userdata import node_user_data
+
+BAD_INPUT = 2
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpufleet", description="GPU clusters on AWS, Azure and GCP from one spec")
+    commands = parser.add_subparsers(dest="command", required=True)
+    plan = commands.add_parser("plan", help="show what a stack would create, offline (no credentials, no Pulumi CLI)")
+    plan.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    plan.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                      help="override a dotted path inside gpufleet:cluster, value read as YAML (repeatable)")
+    plan.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    plan.add_argument("--out", type=Path, help="also write each node group's decoded user data into this folder")
+    plan.set_defaults(handler=run_plan)
+    _add_catalog_commands(commands)
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    console = Console(soft_wrap=False, width=160)
+    try:
+        config = apply_overrides(read_stack_config(args.stack), args.overrides)
+        result = run_program(args.stack, config)
+    except (SpecError, pulumi.RunError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return BAD_INPUT
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for name, text in sorted(node_user_data(result.resources).items()):
+            (args.out / f"{name}.user-data.yaml").write_text(text)
+    if args.json:
+        print(plan_json(result))
+    else:
+        print_plan(result, console, notes=_catalog_notes())
+    return 0
+
+
+def _catalog_notes() -> list[str]:
+    try:
+        from ..catalog.age import catalog_age_notes
+    except ImportError:
+        return []
+    return catalog_age_notes()
+
+
+def _add_catalog_commands(commands) -> None:
+    try:
+        from ..catalog.cli import add_commands
+    except ImportError:
+        return
+    add_commands(commands)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Terminal and JSON views of a plan. Both are deterministic: same stack, same bytes."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from .mocks import DeclaredResource
+from .runner import PlanResult
+
+HIDDEN_KEYS = {"tags", "userData", "customData", "tagSpecifications", "labels", "description", "policy",
+               "assumeRolePolicy", "metadata", "userDataBase64"}
+KIND_KEYS = ("interfaceType", "nicType")
+MAX_TEXT = 60
+
+
+def plan_json(result: PlanResult) -> str:
+    """`{"stack", "resources": [{"urn", "type", "name", "parent", "inputs"}], "outputs"}`, keys sorted."""
+    document = {
+        "stack": result.stack,
+        "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "inputs": r.inputs}
+                      for r in result.resources],
+        "outputs": result.outputs,
+    }
+    return json.dumps(document, indent=2, sort_keys=True, default=str)
+
+
+def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
+    console.print(f"[bold]gpufleet plan[/bold] for stack [cyan]{result.stack}[/cyan]: "
+                  f"{len(result.resources)} resources (offline, under Pulumi mocks: ids and computed values are "
+                  "placeholders, nothing was created)")
+    console.print(_tree(result.resources))
+    console.print(_outputs_table(result.outputs))
+    for note in notes + [f"warning: {w}" for w in result.outputs.get("warnings") or []]:
+        console.print(f"[yellow]{note}[/yellow]")
+
+
+def summarize_inputs(inputs: dict[str, Any]) -> str:
+    """The key properties of one resource on one line: scalars, short lists, and kinds of interfaces."""
+    parts = []
+    for key in sorted(inputs):
+        if key in HIDDEN_KEYS or key.startswith("__"):
+            continue
+        text = _summarize(inputs[key])
+        if text:
+            parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+def _summarize(value: Any) -> str:
+    if isinstance(value, (str, int, float, bool)):
+        text = str(value)
+        return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 3] + "..."
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for kind in KIND_KEYS:
+            if all(kind in v for v in value):
+                counts = Counter(v[kind] for v in value)
+                return "[" + ", ".join(f"{n}x {k}" for k, n in sorted(counts.items())) + "]"
+        return f"[{len(value)} items]"
+    if isinstance(value, list) and value:
+        return "[" + ",".join(_summarize(v) for v in value[:4]) + (",..." if len(value) > 4 else "") + "]"
+    if isinstance(value, dict) and value:
+        inner = summarize_inputs(value)
+        return "{" + inner + "}" if inner and len(inner) <= 2 * MAX_TEXT else ("{...}" if inner else "")
+    return ""
+
+
+def _tree(resources: list[DeclaredResource]) -> Tree:
+    root = Tree("[bold]stack[/bold]")
+    nodes: dict[str, Tree] = {}
+    for resource in resources:
+        label = f"[green]{resource.name}[/green] [dim]{resource.type}[/dim]"
+        summary = summarize_inputs(resource.inputs)
+        nodes[resource.urn] = Tree(label + (f"\n[dim]{summary}[/dim]" if summary else ""))
+    for resource in resources:
+        nodes.get(resource.parent, root).children.append(nodes[resource.urn])
+    return root
+
+
+def _outputs_table(outputs: dict[str, Any]) -> Table:
+    table = Table(title="Stack outputs", show_lines=False)
+    table.add_column("output")
+    table.add_column("value", overflow="fold")
+    for key in sorted(outputs):
+        if key == "warnings":
+            continue
+        value = outputs[key]
+        table.add_row(key, json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value))
+    return table
