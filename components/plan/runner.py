@@ -28,14 +28,16 @@ class PlanResult:
     outputs: dict[str, Any]
 
 
-def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[], None]] = None) -> PlanResult:
+def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[], None]] = None,
+                monitor: Optional[RecordingMonitor] = None) -> PlanResult:
     """Declares the stack's resources against a fresh mock runtime and returns them with the resolved exports.
 
     `config` maps full keys (`gpufleet:cluster`, `aws:region`) to values; objects are passed as JSON, as the CLI does.
-    Raises `pulumi.RunError` with the spec's message when the config is invalid.
+    Raises `pulumi.RunError` with the spec's message when the config is invalid; pass your own `monitor` to see
+    what was declared before a failure (nothing, for spec errors).
     """
-    mocks = PlanMocks()
-    monitor = RecordingMonitor(mocks)
+    monitor = monitor or RecordingMonitor(PlanMocks())
+    mocks = monitor.mocks
     pulumi.runtime.set_all_config({key: _config_text(value) for key, value in config.items()})
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     SETTINGS.rpc_manager.clear()

@@ -1,14 +1,13 @@
-"""AWS invokes the program makes: the SSM parameters that name the current AMIs."""
-
-PLACEHOLDER_AMI = "ami-0123456789abcdef0"
+"""AWS invokes the program makes, answered offline with placeholders (keys camelCase, as the engine returns them)."""
 
 
-def _ssm_parameter(args: dict) -> dict:
-    name = args["name"]
-    return {"name": name, "type": "String", "value": PLACEHOLDER_AMI, "insecureValue": PLACEHOLDER_AMI,
-            "arn": f"arn:aws:ssm:::parameter{name}", "version": 1, "withDecryption": True, "id": name}
+def _subnet(args: dict) -> dict:
+    """An existing subnet: the plan cannot see it, so its VPC and range are placeholders."""
+    subnet_id = args.get("id", "subnet-placeholder")
+    return {"id": subnet_id, "vpcId": "vpc-of-" + subnet_id, "cidrBlock": "10.0.0.0/18",
+            "availabilityZone": "placeholder-az", "availabilityZoneId": "placeholder-az-id"}
 
 
 CALLS = {
-    "aws:ssm/getParameter:getParameter": _ssm_parameter,
+    "aws:ec2/getSubnet:getSubnet": _subnet,
 }

@@ -1,0 +1,233 @@
+"""What AwsGpuCluster declares, checked on the inputs the engine would receive (camelCase)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from functools import lru_cache
+
+import pulumi
+import pytest
+
+from components.plan.mocks import PlanMocks, RecordingMonitor
+from components.plan.render import plan_json
+from tests.conftest import plan_spec
+
+TRAIN = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
+         "accelerator": {"instance_type": "p5.48xlarge"}, "market": "spot", "fabric": "efa"}
+DEV = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1, "accelerator": {"instance_type": "g6e.xlarge"}}
+
+
+@lru_cache(maxsize=None)
+def planned(spec_json: str):
+    return plan_spec(json.loads(spec_json))
+
+
+def plan_of(spec: dict):
+    return planned(json.dumps(spec, sort_keys=True))
+
+
+def of_type(result, token: str) -> list:
+    return [r for r in result.resources if r.type == token]
+
+
+def one(result, token: str):
+    found = of_type(result, token)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]
+
+
+def test_declares_the_whole_cluster_under_one_component():
+    result = plan_of(TRAIN)
+    component = one(result, "gpufleet:index:AwsGpuCluster")
+    for token in ("aws:ec2/vpc:Vpc", "aws:ec2/natGateway:NatGateway", "aws:ec2/securityGroup:SecurityGroup",
+                  "aws:ec2/placementGroup:PlacementGroup", "aws:ec2/launchTemplate:LaunchTemplate",
+                  "aws:iam/instanceProfile:InstanceProfile", "aws:autoscaling/group:Group"):
+        assert one(result, token).parent == component.urn, token
+    assert all(r.parent == component.urn for r in result.resources if r is not component)
+
+
+def test_nodes_go_into_one_private_subnet_in_one_zone():
+    result = plan_of(TRAIN)
+    subnets = {r.name: r.inputs for r in of_type(result, "aws:ec2/subnet:Subnet")}
+    assert set(subnets) == {"gpufleet-subnet", "gpufleet-nat-subnet"}
+    assert all(s["availabilityZoneId"] == "use2-az2" and s["mapPublicIpOnLaunch"] is False for s in subnets.values())
+    group = one(result, "aws:autoscaling/group:Group").inputs
+    assert group["vpcZoneIdentifiers"] == ["gpufleet-subnet-id"]
+    nat = one(result, "aws:ec2/natGateway:NatGateway").inputs
+    assert nat["subnetId"] == "gpufleet-nat-subnet-id"
+
+
+def test_private_subnet_routes_through_the_nat_gateway():
+    tables = {r.name: r.inputs for r in of_type(plan_of(TRAIN), "aws:ec2/routeTable:RouteTable")}
+    assert tables["gpufleet-routes"]["routes"] == [{"cidrBlock": "0.0.0.0/0", "natGatewayId": "gpufleet-nat-id"}]
+    assert tables["gpufleet-nat-routes"]["routes"] == [{"cidrBlock": "0.0.0.0/0", "gatewayId": "gpufleet-igw-id"}]
+
+
+def test_security_group_references_itself_in_both_directions():
+    result = plan_of(TRAIN)
+    ingress = [r.inputs for r in of_type(result, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")]
+    egress = [r.inputs for r in of_type(result, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")]
+    self_rule = {"securityGroupId": "gpufleet-sg-id", "referencedSecurityGroupId": "gpufleet-sg-id", "ipProtocol": "-1"}
+    assert any(self_rule.items() <= rule.items() for rule in ingress)
+    assert any(self_rule.items() <= rule.items() for rule in egress)
+    assert ingress == [r for r in ingress if r.get("referencedSecurityGroupId")], "SSH must stay closed by default"
+
+
+def test_ssh_opens_only_to_the_given_cidrs():
+    result = plan_of({**TRAIN, "access": {"ssh_cidrs": ["203.0.113.0/24"], "ssh_public_key": "ssh-ed25519 AAAA me"}})
+    ssh = [r.inputs for r in of_type(result, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+           if r.inputs.get("fromPort") == 22]
+    assert ssh == [{**ssh[0], "cidrIpv4": "203.0.113.0/24", "toPort": 22, "ipProtocol": "tcp"}]
+    assert one(result, "aws:ec2/keyPair:KeyPair").inputs["publicKey"] == "ssh-ed25519 AAAA me"
+
+
+@pytest.mark.parametrize("instance_type, zone, region, interfaces", [
+    ("p4d.24xlarge", "use1-az2", "us-east-1", 5), ("p5.48xlarge", "use2-az2", "us-east-2", 33),
+    ("p5en.48xlarge", "use2-az2", "us-east-2", 17), ("p6-b200.48xlarge", "use2-az2", "us-east-2", 9),
+])
+def test_launch_template_carries_the_efa_layout_of_the_family(instance_type, zone, region, interfaces):
+    spec = {**TRAIN, "region": region, "zone": zone, "accelerator": {"instance_type": instance_type}}
+    nics = one(plan_of(spec), "aws:ec2/launchTemplate:LaunchTemplate").inputs["networkInterfaces"]
+    assert len(nics) == interfaces
+    assert nics[0]["interfaceType"] == "interface" and nics[0]["networkCardIndex"] == 0 and nics[0]["deviceIndex"] == 0
+    assert {n["interfaceType"] for n in nics[1:]} == {"efa-only"}
+    assert all(n["securityGroups"] == ["gpufleet-sg-id"] for n in nics)
+
+
+def test_nodes_are_private_imdsv2_and_encrypted():
+    template = one(plan_of(TRAIN), "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["metadataOptions"] == {"httpEndpoint": "enabled", "httpPutResponseHopLimit": 1,
+                                           "httpTokens": "required", "instanceMetadataTags": "enabled"}
+    assert template["blockDeviceMappings"][0]["ebs"] == {"deleteOnTermination": "true", "encrypted": "true",
+                                                         "volumeSize": 200, "volumeType": "gp3"}
+    assert template["networkInterfaces"][0]["associatePublicIpAddress"] == "false"
+    assert not any(n.get("associatePublicIpAddress") == "true" for n in template["networkInterfaces"])
+    assert "vpcSecurityGroupIds" not in template
+
+
+def test_default_image_is_the_deep_learning_ami_resolved_at_launch():
+    template = one(plan_of(TRAIN), "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["imageId"] == ("resolve:ssm:/aws/service/deeplearning/ami/x86_64/"
+                                   "base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id")
+
+
+def test_instance_profile_allows_ssm_session_manager():
+    result = plan_of(TRAIN)
+    attachment = one(result, "aws:iam/rolePolicyAttachment:RolePolicyAttachment").inputs
+    assert attachment["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    template = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["iamInstanceProfile"] == {"arn": "arn:mock:aws:iam/instanceProfile:InstanceProfile:gpufleet-profile"}
+
+
+def test_user_data_is_gzipped_cloud_config_within_16kb():
+    encoded = one(plan_of(TRAIN), "aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]
+    compressed = base64.b64decode(encoded)
+    assert len(compressed) <= 16384
+    assert gzip.decompress(compressed).decode().startswith("#cloud-config")
+
+
+def test_spot_fleet_uses_price_capacity_optimized_with_rebalance():
+    group = one(plan_of(TRAIN), "aws:autoscaling/group:Group").inputs
+    distribution = group["mixedInstancesPolicy"]["instancesDistribution"]
+    assert distribution == {"onDemandBaseCapacity": 0, "onDemandPercentageAboveBaseCapacity": 0,
+                            "spotAllocationStrategy": "price-capacity-optimized"}
+    assert group["capacityRebalance"] is True
+    assert group["placementGroup"] == "gpufleet-pg"
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (2, 2, 2)
+
+
+def test_mixed_market_keeps_an_on_demand_base():
+    group = one(plan_of({**TRAIN, "nodes": 4, "market": {"type": "mixed", "on_demand_base": 1}}),
+                "aws:autoscaling/group:Group").inputs
+    assert group["mixedInstancesPolicy"]["instancesDistribution"]["onDemandBaseCapacity"] == 1
+
+
+def test_on_demand_fleet_uses_the_template_directly():
+    group = one(plan_of(DEV), "aws:autoscaling/group:Group").inputs
+    assert "mixedInstancesPolicy" not in group and group["capacityRebalance"] is False
+    assert group["launchTemplate"]["id"] == "gpufleet-lt-id"
+
+
+def test_single_node_gets_no_placement_group_and_no_efa():
+    result = plan_of(DEV)
+    assert of_type(result, "aws:ec2/placementGroup:PlacementGroup") == []
+    nics = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs["networkInterfaces"]
+    assert [n["interfaceType"] for n in nics] == ["interface"]
+
+
+def test_capacity_block_skips_the_placement_group_and_targets_the_reservation():
+    spec = {**TRAIN, "market": {"type": "on-demand", "capacity_reservation_id": "cr-0abc", "capacity_block": True}}
+    result = plan_of(spec)
+    assert of_type(result, "aws:ec2/placementGroup:PlacementGroup") == []
+    template = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0abc"}}
+
+
+def test_existing_subnet_creates_no_network():
+    result = plan_of({**TRAIN, "network": {"existing_subnet_id": "subnet-0123"}})
+    assert of_type(result, "aws:ec2/vpc:Vpc") == [] and of_type(result, "aws:ec2/natGateway:NatGateway") == []
+    assert one(result, "aws:autoscaling/group:Group").inputs["vpcZoneIdentifiers"] == ["subnet-0123"]
+    assert one(result, "aws:ec2/securityGroup:SecurityGroup").inputs["vpcId"] == "vpc-of-subnet-0123"
+
+
+def test_resource_count_stays_flat_and_node_count_touches_only_the_fleet():
+    small, large = plan_of({**TRAIN, "nodes": 8}), plan_of({**TRAIN, "nodes": 1024})
+    assert len(small.resources) == len(large.resources)
+    changed = [a.name for a, b in zip(small.resources, large.resources) if a.inputs != b.inputs]
+    assert changed == ["gpufleet-nodes"]
+
+
+def test_every_taggable_resource_carries_provenance_tags():
+    for resource in plan_of(TRAIN).resources:
+        if "tags" in resource.inputs and resource.type != "aws:autoscaling/group:Group":
+            tags = resource.inputs["tags"]
+            assert tags["gpufleet-stack"] == "test" and tags["gpufleet-component"] == "AwsGpuCluster", resource.name
+    group_tags = {t["key"]: t for t in one(plan_of(TRAIN), "aws:autoscaling/group:Group").inputs["tags"]}
+    assert group_tags["gpufleet-role"]["propagateAtLaunch"] is True
+
+
+def test_plans_are_byte_identical():
+    assert plan_json(plan_spec(TRAIN)) == plan_json(plan_spec(TRAIN))
+
+
+def test_outputs_tell_the_user_what_comes_next():
+    outputs = plan_of(TRAIN).outputs
+    assert outputs["instance_type"] == "p5.48xlarge" and outputs["gpus_total"] == 16
+    assert outputs["fabric"] == "efa" and outputs["placement_group"] == "gpufleet-pg"
+    assert outputs["fleet_name"] == "gpufleet-nodes"
+    assert outputs["connect"].startswith("aws ssm start-session --region us-east-2")
+    assert "slots=8" in outputs["hostfile"]
+    assert outputs["estimated_usd_per_hour"] == pytest.approx(2 * 11.5616, abs=0.01)
+    assert outputs["estimated_usd_per_month"] == pytest.approx(2 * 11.5616 * 730, abs=10)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"accelerator": {"gpu": "H10"}}, "`accelerator.gpu`: got 'H10'; did you mean 'H100'"),
+    ({"accelerator": {"instance_type": "p5.48xl"}}, "`accelerator.instance_type`: got 'p5.48xl'"),
+    ({"accelerator": {"gpu": "H100", "gpus_per_node": 4}}, "`accelerator.gpus_per_node`: got 4; H100 on aws comes with 8"),
+    ({"nodes": 0}, "`nodes`: got 0"),
+    ({"accelerator": {"instance_type": "g6e.xlarge"}, "region": "us-east-1", "zone": "use1-az4"},
+     "`fabric`: got 'efa'; g6e.xlarge has no EFA support"),
+    ({"access": {"ssh_cidrs": ["10.0.0.0/8", "1.2.3.4/40"]}}, "`access.ssh_cidrs[1]`: got '1.2.3.4/40'"),
+    ({"access": {"ssh_cidrs": ["0.0.0.0/0"]}}, "`access.ssh_cidrs[0]`: got '0.0.0.0/0'"),
+    ({"zone": "us-west-2a"}, "`zone`: got 'us-west-2a'; expected a zone of region 'us-east-2'"),
+    ({"zone": "use2-az9"}, "`zone`: got 'use2-az9'; p5.48xlarge is not offered in that zone"),
+    ({"colour": "red"}, "`colour`: got 'red'; unknown key"),
+])
+def test_bad_input_is_refused_before_anything_is_declared(bad, message):
+    monitor = RecordingMonitor(PlanMocks())
+    from components.plan.runner import run_program
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("test", {"gpufleet:cluster": {**TRAIN, **bad}}, monitor=monitor)
+    assert message in str(caught.value)
+    assert monitor.resources() == []
+
+
+def test_auto_fabric_without_efa_falls_back_to_tcp_with_a_warning():
+    result = plan_of({**DEV, "nodes": 2})
+    assert result.outputs["fabric"] == "tcp"
+    assert any("no RDMA fabric" in w for w in result.outputs["warnings"])
