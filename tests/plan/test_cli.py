@@ -1,0 +1,79 @@
+"""`gpufleet plan`: exit codes, --set, --json, --out, and that every shipped stack plans."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.plan.cli import main
+from components.plan.stackfile import stack_names
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_plan_lists_the_aws_train_cluster(capsys):
+    code, out, _ = run(capsys, "plan", "aws-train", "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert set(document) == {"stack", "resources", "outputs"} and document["stack"] == "aws-train"
+    types = {r["type"] for r in document["resources"]}
+    for token in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway",
+                  "aws:ec2/securityGroup:SecurityGroup", "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+                  "aws:ec2/placementGroup:PlacementGroup", "aws:ec2/launchTemplate:LaunchTemplate",
+                  "aws:iam/instanceProfile:InstanceProfile", "aws:autoscaling/group:Group"):
+        assert token in types, token
+    assert all(set(r) == {"urn", "type", "name", "parent", "inputs"} for r in document["resources"])
+
+
+def test_set_overrides_a_path_and_keeps_the_resource_count(capsys):
+    counts = []
+    for nodes in ("8", "1024"):
+        code, out, _ = run(capsys, "plan", "aws-train", "--json", "--set", f"nodes={nodes}")
+        assert code == 0
+        document = json.loads(out)
+        counts.append(len(document["resources"]))
+        group = next(r for r in document["resources"] if r["type"] == "aws:autoscaling/group:Group")
+        assert group["inputs"]["desiredCapacity"] == int(nodes)
+    assert counts[0] == counts[1]
+
+
+def test_bad_override_exits_2_with_one_message(capsys):
+    code, out, err = run(capsys, "plan", "aws-train", "--set", "nodes=0")
+    assert code == 2 and out == ""
+    assert "`nodes`: got 0" in err and "Traceback" not in err
+
+
+def test_unknown_stack_exits_2(capsys):
+    code, _, err = run(capsys, "plan", "nope")
+    assert code == 2 and "`stack`: got 'nope'; expected one of" in err
+
+
+def test_malformed_set_exits_2(capsys):
+    code, _, err = run(capsys, "plan", "aws-train", "--set", "nodes")
+    assert code == 2 and "expected PATH=VALUE" in err
+
+
+def test_out_writes_decoded_user_data(tmp_path, capsys):
+    code, _, _ = run(capsys, "plan", "aws-dev", "--out", str(tmp_path))
+    assert code == 0
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["gpufleet-lt.user-data.yaml"]
+    assert (tmp_path / files[0]).read_text().startswith("#cloud-config")
+
+
+def test_table_view_says_ids_are_placeholders(capsys):
+    code, out, _ = run(capsys, "plan", "aws-train")
+    assert code == 0
+    assert "placeholders" in out and "gpufleet-nodes" in out and "estimated_usd_per_hour" in out
+
+
+@pytest.mark.parametrize("stack", stack_names())
+def test_every_shipped_stack_plans(stack, capsys):
+    code, out, err = run(capsys, "plan", stack, "--json")
+    assert code == 0, err
+    assert json.loads(out)["resources"]
