@@ -98,10 +98,13 @@ class ClusterSpec(StrictModel):
     """A GPU cluster, described once for any cloud."""
 
     cloud: Cloud
+    """Which cloud: "aws", "azure" or "gcp"."""
     region: str = Field(min_length=1)
+    """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
     zone: Optional[str] = None
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
     nodes: int = Field(ge=1, le=4096)
+    """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet."""
     accelerator: Accelerator
     market: Market = Field(default_factory=Market)
     fabric: Fabric = "auto"
