@@ -1,0 +1,131 @@
+"""Derives prices.csv (USD per node-hour = host VM + its GPUs) from SkyPilot's GCP rows, and prints the exclusions.
+
+Run from the repository root:
+    .venv/bin/python components/catalog/data/gcp/derive_prices.py /work/shared/data/skypilot-catalog-gpu/gcp_gpu_vms.csv
+
+SkyPilot lists a GCP GPU machine as two rows per zone: the host VM (vCPU + RAM) and the GPUs (empty InstanceType,
+Price = per-GPU price x count); its optimizer adds them (skypilot-catalog issue #31). This script does the same.
+
+Shapes without their own VM row are scaled from a sibling of the same series. That is exact, not an estimate:
+SkyPilot's fetcher prices a VM as per-vCPU SKU x vCPUs + per-GiB SKU x GiB, and these shapes are fixed fractions
+of the sibling (a2-highgpu-Ng = N/8 of a2-highgpu-8g in vCPUs and RAM; g2-standard-N = N/4 of g2-standard-4).
+
+GPU rows the public data gets wrong are kept in the CSV as the sum it implies and refused in prices.yaml
+`excluded:` (scope on_demand or spot), so the catalog shows both the raw value and why it is not used:
+- a GPU row whose spot price is above its on-demand price;
+- a GPU row whose per-GPU on-demand price is under half the highest region's for the same GPU (a DWS / flex-start
+  SKU matched by substring, see shared/reference/catalog-and-pricing.md 1.4);
+- a host VM row priced 0.0 (a placeholder: a4-highgpu-8g).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).parent
+# instance type -> (VM row it is priced from, VM scale, GPU name in the source, GPUs)
+SHAPES = {
+    "a2-highgpu-1g": ("a2-highgpu-8g", 1 / 8, "A100", 1),
+    "a2-highgpu-2g": ("a2-highgpu-8g", 2 / 8, "A100", 2),
+    "a2-highgpu-4g": ("a2-highgpu-8g", 4 / 8, "A100", 4),
+    "a2-highgpu-8g": ("a2-highgpu-8g", 1, "A100", 8),
+    "a2-ultragpu-1g": ("a2-ultragpu-8g", 1 / 8, "A100-80GB", 1),
+    "a2-ultragpu-2g": ("a2-ultragpu-8g", 2 / 8, "A100-80GB", 2),
+    "a2-ultragpu-4g": ("a2-ultragpu-8g", 4 / 8, "A100-80GB", 4),
+    "a2-ultragpu-8g": ("a2-ultragpu-8g", 1, "A100-80GB", 8),
+    "a3-highgpu-8g": ("a3-highgpu-8g", 1, "H100", 8),
+    "a3-megagpu-8g": ("a3-megagpu-8g", 1, "H100-MEGA", 8),
+    "a3-ultragpu-8g": ("a3-ultragpu-8g", 1, "H200", 8),
+    "a4-highgpu-8g": ("a4-highgpu-8g", 1, "B200", 8),
+    **{f"g2-standard-{n}": ("g2-standard-4", n / 4, "L4", gpus)
+       for n, gpus in ((4, 1), (8, 1), (12, 1), (16, 1), (24, 2), (32, 1), (48, 4), (96, 8))},
+}
+SPOT_ROUNDING = 1.01
+
+
+def read(path: Path):
+    vms, gpus = {}, defaultdict(dict)
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            price = (_money(row["Price"]), _money(row["SpotPrice"]))
+            if row["InstanceType"]:
+                vms[(row["InstanceType"], row["Region"], row["AvailabilityZone"])] = price
+            else:
+                count = int(float(row["AcceleratorCount"]))
+                per_gpu = tuple(None if p is None else p / count for p in price)
+                gpus[row["AcceleratorName"]][(row["Region"], row["AvailabilityZone"])] = per_gpu
+    return vms, gpus
+
+
+def bad_gpu_rows(gpus) -> dict[tuple[str, str], dict[str, str]]:
+    """{(gpu, region): {scope: reason}} for the GPU rows that cannot be used."""
+    bad: dict = defaultdict(dict)
+    for name, rows in gpus.items():
+        highest = max(od for od, _ in rows.values() if od is not None)
+        for (region, _zone), (od, spot) in sorted(rows.items()):
+            if od is not None and spot is not None and spot > od * SPOT_ROUNDING:
+                reason = (f"source {name} GPU row: spot ${spot:.5f}/GPU-h above on-demand ${od:.5f}/GPU-h, a "
+                          "mis-matched SKU")
+                bad[(name, region)].update(on_demand=reason, spot=reason)
+            elif od is not None and od < highest / 2:
+                bad[(name, region)]["on_demand"] = (
+                    f"source {name} GPU row: on-demand ${od:.5f}/GPU-h is under half the highest region's "
+                    f"${highest:.5f}/GPU-h, a mis-matched (DWS / flex-start) SKU")
+    return bad
+
+
+def derive(vms, gpus):
+    bad = bad_gpu_rows(gpus)
+    rows, excluded = [], {}
+    for name, (vm_type, scale, gpu, count) in sorted(SHAPES.items()):
+        for (vm_name, region, zone), (vm_od, vm_spot) in sorted(vms.items()):
+            if vm_name != vm_type:
+                continue
+            per_gpu = gpus[gpu].get((region, zone), (None, None))
+            on_demand = _sum(vm_od, scale, per_gpu[0], count)
+            spot = _sum(vm_spot, scale, per_gpu[1], count)
+            rows.append({"instance_type": name, "region": region, "zone": zone, "on_demand": _fmt(on_demand),
+                         "spot": _fmt(spot)})
+            for scope, reason in bad.get((gpu, region), {}).items():
+                excluded[(name, region, scope)] = reason
+            if vm_od == 0.0:
+                for scope in ("on_demand", "spot"):
+                    excluded[(name, region, scope)] = (f"source {vm_type} VM row is a 0.0 placeholder; only the "
+                                                       "GPU part is priced")
+    entries = [{"instance_type": n, "region": r, "scope": s, "reason": why}
+               for (n, r, s), why in sorted(excluded.items())]
+    return rows, entries
+
+
+def _sum(vm, scale, per_gpu, count):
+    if vm is None or per_gpu is None:
+        return None
+    return vm * scale + per_gpu * count
+
+
+def _money(text: str):
+    return float(text) if text not in ("", None) else None
+
+
+def _fmt(value):
+    return "" if value is None else f"{value:.5f}"
+
+
+def main(source: str) -> None:
+    vms, gpus = read(Path(source))
+    rows, entries = derive(vms, gpus)
+    with (HERE / "prices.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["instance_type", "region", "zone", "on_demand", "spot"],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(yaml.safe_dump({"excluded": entries}, sort_keys=False, width=200))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
