@@ -49,7 +49,7 @@ class RecordingMonitor(MockMonitor):
                     inputs=_plain(inputs), custom=bool(request.custom))
         return response
 
-    def resources(self) -> list[DeclaredResource]:
+    def declared_resources(self) -> list[DeclaredResource]:
         """Every declared resource, sorted by URN so that plans are byte-identical between runs."""
         return [self.declared[urn] for urn in sorted(self.declared)]
 

@@ -46,7 +46,7 @@ def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[
     _sync_await(run_pulumi_func(run))
     root = pulumi.runtime.get_root_resource()
     outputs = _sync_await(pulumi.Output.from_input(dict(root.outputs)).future()) if root.outputs else {}
-    return PlanResult(stack=stack, resources=monitor.resources(), outputs=outputs or {})
+    return PlanResult(stack=stack, resources=monitor.declared_resources(), outputs=outputs or {})
 
 
 def _config_text(value: Any) -> str:

@@ -208,7 +208,7 @@ def test_outputs_tell_the_user_what_comes_next():
 @pytest.mark.parametrize("bad, message", [
     ({"accelerator": {"gpu": "H10"}}, "`accelerator.gpu`: got 'H10'; did you mean 'H100'"),
     ({"accelerator": {"instance_type": "p5.48xl"}}, "`accelerator.instance_type`: got 'p5.48xl'"),
-    ({"accelerator": {"gpu": "H100", "gpus_per_node": 4}}, "`accelerator.gpus_per_node`: got 4; H100 on aws comes with 8"),
+    ({"accelerator": {"gpu": "H100", "gpus_per_node": 4}}, "`accelerator.gpus_per_node`: got 4; H100 on aws comes with 1, 8 GPUs per node"),
     ({"nodes": 0}, "`nodes`: got 0"),
     ({"accelerator": {"instance_type": "g6e.xlarge"}, "region": "us-east-1", "zone": "use1-az4"},
      "`fabric`: got 'efa'; g6e.xlarge has no EFA support"),
@@ -224,7 +224,7 @@ def test_bad_input_is_refused_before_anything_is_declared(bad, message):
     with pytest.raises(pulumi.RunError) as caught:
         run_program("test", {"gpufleet:cluster": {**TRAIN, **bad}}, monitor=monitor)
     assert message in str(caught.value)
-    assert monitor.resources() == []
+    assert monitor.declared_resources() == []
 
 
 def test_auto_fabric_without_efa_falls_back_to_tcp_with_a_warning():
