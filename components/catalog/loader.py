@@ -3,7 +3,11 @@
 Files (all under `data/`):
 - `gpus.yaml`: per-GPU facts.
 - `<cloud>/instances.yaml`: instance types with their GPU, network and NVSwitch facts.
-- `<cloud>/prices.csv`: USD per node-hour by region and zone; `<cloud>/prices.yaml`: its source and date.
+- `<cloud>/prices.csv`: USD per node-hour by region and zone; `<cloud>/prices.yaml`: its sources and dates.
+
+Every row passes the sanity checks in `checks.py` when the catalog is built. `Catalog.instances` and
+`Catalog.prices` hold what selection may use; `Catalog.flags` holds what was refused and why, and
+`Catalog.raw_prices` the prices as the files give them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Iterable, Optional
 
 import yaml
 
-from .models import GpuModel, InstanceType, Price, PriceSource
+from .checks import apply_flags, check_instances, check_prices, excluded_flags
+from .models import Flag, GpuModel, InstanceType, Price, PriceSource
 
 DATA_DIR = Path(__file__).parent / "data"
 CLOUDS = ("aws", "azure", "gcp")
@@ -28,12 +33,20 @@ class Catalog:
     """Read-only lookups over the loaded rows."""
 
     def __init__(self, gpus: Iterable[GpuModel], instances: Iterable[InstanceType], prices: Iterable[Price],
-                 sources: Iterable[PriceSource]):
+                 sources: Iterable[PriceSource], flags: Iterable[Flag] = ()):
         self.gpus = {g.model: g for g in gpus}
         self._gpu_names = {alias.lower(): g.model for g in self.gpus.values() for alias in (g.model, *g.aliases)}
-        self.instances = {(i.cloud, i.name): i for i in instances}
-        self.prices = tuple(prices)
-        self.sources = {s.cloud: s for s in sources}
+        all_instances = list(instances)
+        self.raw_prices = tuple(prices)
+        sources = list(sources)
+        self.sources = {s.cloud: s for s in sources if not s.key}
+        self.price_sources = {(s.cloud, s.key): s for s in sources}
+        checked = [*flags, *check_instances(self.gpus, all_instances), *check_prices(self.raw_prices)]
+        self.flags = tuple(sorted(set(checked), key=lambda f: (f.cloud, f.instance_type, f.region, f.zone, f.kind)))
+        refused = {(f.cloud, f.instance_type) for f in self.flags if f.scope == "row" and not f.region}
+        self.flagged_instances = {(i.cloud, i.name): i for i in all_instances if (i.cloud, i.name) in refused}
+        self.instances = {(i.cloud, i.name): i for i in all_instances if (i.cloud, i.name) not in refused}
+        self.prices = tuple(apply_flags(self.raw_prices, self.flags))
         self._by_type: dict[tuple[str, str], list[Price]] = {}
         for price in self.prices:
             self._by_type.setdefault((price.cloud, price.instance_type), []).append(price)
@@ -70,12 +83,24 @@ class Catalog:
     def zones_of(self, cloud: str, instance_type: str, region: str) -> list[str]:
         return sorted({p.zone for p in self.prices_of(cloud, instance_type, region) if p.zone})
 
+    def flags_of(self, cloud: str, instance_type: str, region: Optional[str] = None) -> list[Flag]:
+        """Why rows of this type were refused: instance-wide flags, and those of `region` if given."""
+        return [f for f in self.flags if (f.cloud, f.instance_type) == (cloud, instance_type)
+                and (region is None or f.region in ("", region))]
+
+    def source_of(self, price: Price) -> Optional[PriceSource]:
+        """Where a price came from and when."""
+        return self.source_of_key(price.cloud, price.source)
+
+    def source_of_key(self, cloud: str, key: str) -> Optional[PriceSource]:
+        return self.price_sources.get((cloud, key)) or self.sources.get(cloud)
+
 
 @lru_cache(maxsize=1)
 def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
     """The shipped catalog. Cached: plans and tests read it many times."""
     gpus = [_build(GpuModel, row) for row in _yaml(data_dir / "gpus.yaml")["gpus"]]
-    instances, prices, sources = [], [], []
+    instances, prices, sources, flags = [], [], [], []
     for cloud in CLOUDS:
         folder = data_dir / cloud
         if (folder / "instances.yaml").exists():
@@ -85,9 +110,21 @@ def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
         if (folder / "prices.csv").exists():
             prices += _read_prices(cloud, folder / "prices.csv")
             meta = _yaml(folder / "prices.yaml")
-            sources.append(PriceSource(cloud=cloud, source=meta["source"], snapshot_date=_date(meta["snapshot_date"]),
-                                       notes=tuple(meta.get("notes", ())), excluded=tuple(meta.get("excluded", ()))))
-    return Catalog(gpus, instances, prices, sources)
+            sources += read_sources(cloud, meta)
+            flags += excluded_flags(cloud, meta.get("excluded") or ())
+    return Catalog(gpus, instances, prices, sources, flags)
+
+
+def read_sources(cloud: str, meta: dict) -> list[PriceSource]:
+    """The file's default source, then each named source that rows refer to in their `source` column."""
+    excluded = tuple(e if isinstance(e, str) else f"{e['instance_type']} {e.get('region', '')}: {e.get('reason', '')}"
+                     for e in meta.get("excluded") or ())
+    default = PriceSource(cloud=cloud, source=meta["source"], snapshot_date=_date(meta["snapshot_date"]),
+                          notes=tuple(meta.get("notes") or ()), excluded=excluded)
+    named = [PriceSource(cloud=cloud, key=key, source=value["source"], snapshot_date=_date(value["snapshot_date"]),
+                         notes=tuple(value.get("notes") or ()))
+             for key, value in sorted((meta.get("sources") or {}).items())]
+    return [default, *named]
 
 
 def _read_prices(cloud: str, path: Path) -> list[Price]:
@@ -95,7 +132,8 @@ def _read_prices(cloud: str, path: Path) -> list[Price]:
         return [
             Price(cloud=cloud, instance_type=row["instance_type"], region=row["region"], zone=row["zone"],
                   on_demand=_money(row["on_demand"]), spot=_money(row["spot"]),
-                  reserved_1y=_money(row.get("reserved_1y", "")), reserved_3y=_money(row.get("reserved_3y", "")))
+                  reserved_1y=_money(row.get("reserved_1y", "")), reserved_3y=_money(row.get("reserved_3y", "")),
+                  source=row.get("source") or "")
             for row in csv.DictReader(handle)
         ]
 

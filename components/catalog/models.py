@@ -23,6 +23,8 @@ class GpuModel:
     mig_profiles: tuple[str, ...] = ()
     mig_min_driver: Optional[str] = None
     source: str = ""
+    # GPUs per node the GPU is sold in by any cloud (HGX boards hold 4 or 8). A row outside this is a data error.
+    node_gpu_counts: tuple[int, ...] = (1, 2, 4, 8)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class InstanceType:
     infiniband_gbps: int = 0
     gpu_nics: int = 0
     gpu_nic_mtu: int = 0
+    network_burst: bool = False  # network_gbps is an "up to" burst rate, not a baseline
+    unverified: str = ""  # which facts of this row are not yet confirmed from the cloud's API
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -70,6 +74,7 @@ class Price:
     spot: Optional[float]
     reserved_1y: Optional[float] = None
     reserved_3y: Optional[float] = None
+    source: str = ""  # key into the cloud's price sources; "" = the file's default source
 
 
 @dataclass(frozen=True)
@@ -81,3 +86,31 @@ class PriceSource:
     snapshot_date: date
     notes: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()  # rows refused with the reason, e.g. "Standard_ND96isr_H100_v5 eastus: ..."
+    key: str = ""  # "" for the file's default source, else the `sources:` key that rows name
+
+
+# What a flag takes out of selection: the whole instance type or row, or one market's price.
+FLAG_SCOPES = ("row", "on_demand", "spot")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A catalog row the sanity checks refused: excluded from selection, shown with its reason.
+
+    `region` and `zone` are "" when the flag covers every region or zone of the instance type.
+    """
+
+    cloud: str
+    instance_type: str
+    region: str
+    zone: str
+    scope: str  # one of FLAG_SCOPES
+    kind: str  # e.g. "gpu-count", "spot-above-on-demand", "on-demand-outlier"
+    reason: str
+
+    def covers(self, price: "Price") -> bool:
+        return (price.cloud, price.instance_type) == (self.cloud, self.instance_type) and \
+            self.region in ("", price.region) and self.zone in ("", price.zone)
+
+    def where(self) -> str:
+        return " ".join(part for part in (self.cloud, self.instance_type, self.region, self.zone) if part)

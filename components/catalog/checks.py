@@ -1,0 +1,159 @@
+"""Sanity checks on every catalog row. Public price data has errors; a row that fails a check is flagged.
+
+Flagged rows are excluded from selection and shown with their reason (`gpufleet catalog --flagged`):
+- an instance type whose GPU is unknown, or whose GPU count or memory contradicts the GPU's spec;
+- a spot price above on-demand (beyond rounding), or equal to it (no spot discount: no spot pool or no spot meter);
+- an on-demand or spot price far from the same type's price in the cloud's other regions or zones;
+- a row the catalog's price file lists under `excluded:` with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from statistics import median
+from typing import Iterable, Mapping, Optional
+
+from .models import Flag, GpuModel, InstanceType, Price
+
+# A GPU's memory as a cloud reports it may differ from the datasheet (GB vs GiB, reserved ECC memory).
+GPU_MEMORY_TOLERANCE = 0.10
+# Spot above on-demand by more than this is a data error, not rounding.
+SPOT_ROUNDING_USD = 0.005
+SPOT_ROUNDING_RATIO = 0.01
+# On-demand prices of one type differ between regions by well under 2x; spot prices swing more.
+ON_DEMAND_OUTLIER = (0.55, 1.8)
+SPOT_OUTLIER = (0.4, 2.5)
+MIN_REGIONS_FOR_OUTLIER = 3
+MIN_ZONES_FOR_SPOT_OUTLIER = 4
+
+
+def check_instances(gpus: Mapping[str, GpuModel], instances: Iterable[InstanceType]) -> list[Flag]:
+    """Instance rows whose GPU facts contradict the GPU's spec."""
+    flags = []
+    for row in instances:
+        gpu = gpus.get(row.gpu)
+        if gpu is None:
+            flags.append(_row_flag(row, "unknown-gpu", f"GPU {row.gpu!r} is not in the catalog's GPU list"))
+            continue
+        if row.gpus not in gpu.node_gpu_counts:
+            flags.append(_row_flag(row, "gpu-count", f"{row.gpus} x {gpu.model} per node contradicts the GPU's spec: "
+                                   f"{gpu.model} comes {'/'.join(map(str, gpu.node_gpu_counts))} to a node"))
+        if abs(row.gpu_memory_gib - gpu.memory_gib) > GPU_MEMORY_TOLERANCE * gpu.memory_gib:
+            flags.append(_row_flag(row, "gpu-memory", f"{row.gpu_memory_gib} GiB per GPU contradicts the {gpu.model} "
+                                   f"spec of {gpu.memory_gib} GiB"))
+    return flags
+
+
+def check_prices(prices: Iterable[Price]) -> list[Flag]:
+    """Spot against on-demand, then each price against the same type's other regions and zones."""
+    prices = list(prices)
+    flags = _spot_vs_on_demand(prices)
+    spot_flagged = {(f.cloud, f.instance_type, f.region, f.zone) for f in flags}
+    by_type: dict[tuple[str, str], list[Price]] = {}
+    for price in prices:
+        by_type.setdefault((price.cloud, price.instance_type), []).append(price)
+    for rows in by_type.values():
+        flags += _on_demand_outliers(rows)
+        flags += _spot_outliers([p for p in rows if (p.cloud, p.instance_type, p.region, p.zone) not in spot_flagged])
+    return flags
+
+
+def excluded_flags(cloud: str, entries: Iterable) -> list[Flag]:
+    """Rows a price file refuses by hand: "TYPE REGION [ZONE]: reason" or a mapping with those keys."""
+    flags = []
+    for entry in entries:
+        if isinstance(entry, str):
+            where, _, reason = entry.partition(":")
+            parts = where.split()
+            entry = {"instance_type": parts[0], "region": parts[1] if len(parts) > 1 else "",
+                     "zone": parts[2] if len(parts) > 2 else "", "reason": reason.strip()}
+        flags.append(Flag(cloud=cloud, instance_type=entry["instance_type"], region=entry.get("region", ""),
+                          zone=entry.get("zone", ""), scope=entry.get("scope", "row"), kind="excluded",
+                          reason=entry.get("reason") or "excluded by the catalog's price file"))
+    return flags
+
+
+def apply_flags(prices: Iterable[Price], flags: Iterable[Flag]) -> list[Price]:
+    """Prices with flagged markets removed; rows flagged as a whole are dropped."""
+    flags = list(flags)
+    clean = []
+    for price in prices:
+        scopes = {f.scope for f in flags if f.covers(price)}
+        if "row" in scopes:
+            continue
+        clean.append(replace(price, on_demand=None if "on_demand" in scopes else price.on_demand,
+                             spot=None if "spot" in scopes else price.spot))
+    return clean
+
+
+def _row_flag(row: InstanceType, kind: str, reason: str) -> Flag:
+    return Flag(cloud=row.cloud, instance_type=row.name, region="", zone="", scope="row", kind=kind, reason=reason)
+
+
+def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: Optional[str] = None) -> Flag:
+    return Flag(cloud=price.cloud, instance_type=price.instance_type, region=price.region,
+                zone=price.zone if zone is None else zone, scope=scope, kind=kind, reason=reason)
+
+
+def _region_on_demand(rows: list[Price]) -> dict[str, float]:
+    """One on-demand price per region: the median of the region's rows (they normally agree)."""
+    by_region: dict[str, list[float]] = {}
+    for p in rows:
+        if p.on_demand is not None:
+            by_region.setdefault(p.region, []).append(p.on_demand)
+    return {region: median(values) for region, values in by_region.items()}
+
+
+def _spot_vs_on_demand(prices: list[Price]) -> list[Flag]:
+    on_demand = {}
+    for key, rows in _group(prices, lambda p: (p.cloud, p.instance_type)).items():
+        for region, value in _region_on_demand(rows).items():
+            on_demand[(*key, region)] = value
+    flags = []
+    for p in prices:
+        reference = p.on_demand if p.on_demand is not None else on_demand.get((p.cloud, p.instance_type, p.region))
+        if p.spot is None or reference is None:
+            continue
+        if p.spot > reference * (1 + SPOT_ROUNDING_RATIO) + SPOT_ROUNDING_USD:
+            flags.append(_price_flag(p, "spot", "spot-above-on-demand",
+                                     f"spot ${p.spot:g}/h is above on-demand ${reference:g}/h"))
+        elif abs(p.spot - reference) <= SPOT_ROUNDING_USD + reference * 0.001:
+            flags.append(_price_flag(p, "spot", "spot-equals-on-demand",
+                                     f"spot ${p.spot:g}/h equals on-demand: no spot discount (no spot pool or no spot "
+                                     "meter); treated as missing"))
+    return flags
+
+
+def _on_demand_outliers(rows: list[Price]) -> list[Flag]:
+    regions = _region_on_demand(rows)
+    if len(regions) < MIN_REGIONS_FOR_OUTLIER:
+        return []
+    middle = median(regions.values())
+    low, high = ON_DEMAND_OUTLIER
+    flags = []
+    for region, value in sorted(regions.items()):
+        ratio = value / middle
+        if not low <= ratio <= high:
+            sample = next(p for p in rows if p.region == region)
+            flags.append(_price_flag(sample, "on_demand", "on-demand-outlier",
+                                     f"on-demand ${value:g}/h is {ratio:.2f}x the median ${middle:g}/h of its "
+                                     f"{len(regions)} regions (accepted {low}x-{high}x)", zone=""))
+    return flags
+
+
+def _spot_outliers(rows: list[Price]) -> list[Flag]:
+    spots = [p for p in rows if p.spot is not None]
+    if len(spots) < MIN_ZONES_FOR_SPOT_OUTLIER:
+        return []
+    middle = median(p.spot for p in spots)
+    low, high = SPOT_OUTLIER
+    return [_price_flag(p, "spot", "spot-outlier", f"spot ${p.spot:g}/h is {p.spot / middle:.2f}x the median "
+                        f"${middle:g}/h of its {len(spots)} zones and regions (accepted {low}x-{high}x)")
+            for p in spots if not low <= p.spot / middle <= high]
+
+
+def _group(items, key) -> dict:
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups

@@ -1,0 +1,44 @@
+"""How old the catalog's prices are. Every plan shows the age and warns past `STALE_AFTER_DAYS`.
+
+`today` is always passed in (the plan passes `date.today()`), so output is deterministic under test.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Optional
+
+from .loader import Catalog, load_catalog
+
+STALE_AFTER_DAYS = 30
+
+
+def snapshot_date(catalog: Optional[Catalog] = None, cloud: Optional[str] = None) -> Optional[date]:
+    """The oldest snapshot among the price sources (of `cloud`, or of every cloud); None without prices."""
+    catalog = catalog or load_catalog()
+    used = {(p.cloud, p.source) for p in catalog.raw_prices if cloud is None or p.cloud == cloud}
+    dates = [catalog.source_of_key(c, key).snapshot_date for c, key in used if catalog.source_of_key(c, key)]
+    return min(dates, default=None)
+
+
+def catalog_age_days(today: date, catalog: Optional[Catalog] = None, cloud: Optional[str] = None) -> Optional[int]:
+    """Days from the oldest price snapshot to `today`; None when the catalog has no prices."""
+    oldest = snapshot_date(catalog, cloud)
+    return None if oldest is None else (today - oldest).days
+
+
+def catalog_age_line(today: date, catalog: Optional[Catalog] = None, cloud: Optional[str] = None) -> str:
+    """One line for the plan: the snapshot date and the age, e.g. "catalog prices from 2026-06-30 (155 days old)"."""
+    oldest = snapshot_date(catalog, cloud)
+    if oldest is None:
+        return f"catalog has no prices{' for ' + cloud if cloud else ''}"
+    return f"catalog prices{' for ' + cloud if cloud else ''} from {oldest.isoformat()} ({(today - oldest).days} days old)"
+
+
+def catalog_age_warning(today: date, catalog: Optional[Catalog] = None, cloud: Optional[str] = None) -> Optional[str]:
+    """A warning when the prices are older than `STALE_AFTER_DAYS`, else None."""
+    age = catalog_age_days(today, catalog, cloud)
+    if age is None or age <= STALE_AFTER_DAYS:
+        return None
+    return (f"the catalog's prices are {age} days old (older than {STALE_AFTER_DAYS}); costs may be off. Refresh with "
+            f"`gpufleet catalog refresh --cloud {cloud or 'aws|azure|gcp'}`")

@@ -1,0 +1,105 @@
+"""Cost outputs: the market arithmetic on chosen numbers, and the cost table of real selections."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from components.catalog.cost import (HOURS_PER_MONTH, NodePrices, cluster_cost, cost_table, cost_table_lines,
+                                     hourly_cost, market_costs)
+from components.catalog.freshness import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
+                                          catalog_age_warning)
+from components.catalog.selector import select
+from components.spec.parse import parse_cluster_spec
+
+from .helpers import catalog, instance, price, source
+
+PRICES = NodePrices(on_demand=10.0, spot=3.0, reserved_1y=6.3, reserved_3y=None)
+
+
+class TestHourlyCost:
+    @pytest.mark.parametrize("market, base, expected", [
+        ("on-demand", 0, 40.0), ("spot", 0, 12.0), ("mixed", 1, 10.0 + 3 * 3.0), ("mixed", 4, 40.0),
+        ("mixed", 0, 12.0), ("reserved-1y", 0, 25.2), ("reserved-3y", 0, None)])
+    def test_markets(self, market, base, expected):
+        result = hourly_cost(market, 4, PRICES, base)
+        assert result == pytest.approx(expected) if expected is not None else result is None
+
+    def test_mixed_without_spot_price_is_unknown(self):
+        assert hourly_cost("mixed", 4, NodePrices(on_demand=10.0, spot=None), 1) is None
+
+    def test_mixed_all_on_demand_needs_no_spot_price(self):
+        assert hourly_cost("mixed", 2, NodePrices(on_demand=10.0, spot=None), 2) == 20.0
+
+
+class TestMarketCosts:
+    def test_rows_savings_and_month(self):
+        rows = {r["market"]: r for r in market_costs(4, PRICES, "spot")}
+        assert list(rows) == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
+        assert rows["on-demand"]["usd_per_month"] == 40.0 * HOURS_PER_MONTH
+        assert rows["spot"] == {"market": "spot", "label": "spot", "chosen": True, "on_demand_nodes": 0, "spot_nodes": 4,
+                                "usd_per_hour": 12.0, "usd_per_month": 8760.0, "savings_pct": 70.0, "note": ""}
+        assert rows["mixed"]["label"] == "mixed (2 on-demand + 2 spot)"
+        assert rows["mixed"]["savings_pct"] == 35.0
+        assert rows["reserved-1y"]["savings_pct"] == 37.0
+        assert rows["reserved-3y"]["usd_per_hour"] is None and rows["reserved-3y"]["note"]
+        assert rows["on-demand"]["savings_pct"] == 0.0
+
+    def test_mixed_uses_the_stacks_base(self):
+        rows = {r["market"]: r for r in market_costs(8, PRICES, "mixed", on_demand_base=2)}
+        assert rows["mixed"]["chosen"] and rows["mixed"]["usd_per_hour"] == 2 * 10.0 + 6 * 3.0
+
+    def test_no_on_demand_price_means_no_savings(self):
+        rows = market_costs(2, NodePrices(on_demand=None, spot=5.0), "spot")
+        assert [r["savings_pct"] for r in rows] == [None] * 5
+
+    def test_lines_mark_the_chosen_market(self):
+        lines = cost_table_lines(market_costs(4, PRICES, "spot"))
+        assert lines[2].startswith("*spot") and "70.0%" in lines[2] and "n/a" in lines[5]
+
+
+def spec(**overrides):
+    base = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az2", "nodes": 2,
+            "accelerator": {"instance_type": "p4d.24xlarge"}, "market": "spot"}
+    return parse_cluster_spec({**base, **overrides})
+
+
+class TestCostTableOnKnownRows:
+    """p4d.24xlarge us-east-1: on-demand 21.957642 (both sources), spot use1-az2 8.1915, 1-year RI 13.921094."""
+
+    def test_p4d_spot_in_use1_az2(self):
+        selection = select(spec())
+        rows = {r["market"]: r for r in cost_table(selection)}
+        assert rows["on-demand"]["usd_per_hour"] == round(2 * 21.957642, 2)
+        assert rows["spot"]["usd_per_hour"] == round(2 * 8.1915, 2) and rows["spot"]["chosen"]
+        assert rows["reserved-1y"]["usd_per_hour"] == round(2 * 13.921094, 2)
+        assert rows["reserved-1y"]["savings_pct"] == round(100 * (1 - 13.921094 / 21.957642), 1) == 36.6
+        assert rows["reserved-3y"]["usd_per_hour"] is None
+        assert rows["mixed"]["usd_per_hour"] == round(21.957642 + 8.1915, 2)
+        assert cluster_cost(selection).usd_per_hour == rows["spot"]["usd_per_hour"]
+
+    def test_is_deterministic(self):
+        assert cost_table(select(spec())) == cost_table(select(spec()))
+
+
+class TestFreshness:
+    def test_age_and_warning_use_the_oldest_source(self):
+        cat = catalog([instance()], [price(), price(cloud="gcp", source="b")],
+                      [source("aws", date(2026, 11, 1)), source("gcp", date(2026, 10, 1)),
+                       source("gcp", date(2026, 9, 1), key="b")])
+        today = date(2026, 11, 21)
+        assert catalog_age_days(today, cat, "aws") == 20
+        assert catalog_age_days(today, cat) == 81
+        assert catalog_age_warning(today, cat, "aws") is None
+        assert "81 days old" in catalog_age_warning(today, cat)
+        assert catalog_age_line(today, cat, "gcp") == "catalog prices for gcp from 2026-09-01 (81 days old)"
+
+    def test_warning_starts_after_the_limit(self):
+        cat = catalog([instance()], [price()], [source("aws", date(2026, 11, 1))])
+        start = date(2026, 11, 1)
+        assert catalog_age_warning(start + timedelta(days=STALE_AFTER_DAYS), cat) is None
+        assert catalog_age_warning(start + timedelta(days=STALE_AFTER_DAYS + 1), cat) is not None
+
+    def test_shipped_catalog_is_stale_on_the_deadline_day(self):
+        assert "days old" in catalog_age_warning(date(2026, 12, 2), cloud="aws")
