@@ -60,6 +60,8 @@ def _plain(value):
         return {key: _plain(value[key]) for key in sorted(value)}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the engine's wire format has only doubles; 2.0 was written as 2
     return value
 
 

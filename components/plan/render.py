@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -37,7 +38,7 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
     console.print(_tree(result.resources))
     console.print(_outputs_table(result.outputs))
     for note in notes + [f"warning: {w}" for w in result.outputs.get("warnings") or []]:
-        console.print(f"[yellow]{note}[/yellow]")
+        console.print(f"[yellow]{escape(note)}[/yellow]")
 
 
 def summarize_inputs(inputs: dict[str, Any]) -> str:
@@ -76,7 +77,7 @@ def _tree(resources: list[DeclaredResource]) -> Tree:
     for resource in resources:
         label = f"[green]{resource.name}[/green] [dim]{resource.type}[/dim]"
         summary = summarize_inputs(resource.inputs)
-        nodes[resource.urn] = Tree(label + (f"\n[dim]{summary}[/dim]" if summary else ""))
+        nodes[resource.urn] = Tree(label + (f"\n[dim]{escape(summary)}[/dim]" if summary else ""))
     for resource in resources:
         nodes.get(resource.parent, root).children.append(nodes[resource.urn])
     return root
@@ -90,5 +91,6 @@ def _outputs_table(outputs: dict[str, Any]) -> Table:
         if key == "warnings":
             continue
         value = outputs[key]
-        table.add_row(key, json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value))
+        text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+        table.add_row(key, escape(text))
     return table
