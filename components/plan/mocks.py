@@ -17,6 +17,10 @@ from pulumi.runtime.mocks import MockMonitor
 from .calls import CALLS
 
 PLACEHOLDER_SUFFIX = "-id"
+# Outputs the provider computes that the program reads back; answered with fixed placeholders.
+COMPUTED_OUTPUTS = {
+    "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
+}
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ class PlanMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         placeholder_id = f"{args.name}{PLACEHOLDER_SUFFIX}"
-        state = {"name": args.name, **args.inputs, "arn": f"arn:mock:{args.typ}:{args.name}"}
+        state = {"name": args.name, **args.inputs, "arn": f"arn:mock:{args.typ}:{args.name}",
+                 **COMPUTED_OUTPUTS.get(args.typ, {})}
         return placeholder_id, state
 
     def call(self, args: pulumi.runtime.MockCallArgs):

@@ -41,15 +41,20 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
         console.print(f"[yellow]{escape(note)}[/yellow]")
 
 
-def summarize_inputs(inputs: dict[str, Any]) -> str:
-    """The key properties of one resource on one line: scalars, short lists, and kinds of interfaces."""
+def summarize_inputs(inputs: dict[str, Any], prefix: str = "") -> str:
+    """The key properties of one resource: scalars and short lists, nested mappings as dotted paths."""
     parts = []
     for key in sorted(inputs):
         if key in HIDDEN_KEYS or key.startswith("__"):
             continue
-        text = _summarize(inputs[key])
+        value = inputs[key]
+        if isinstance(value, dict):
+            inner = summarize_inputs(value, f"{prefix}{key}.")
+            parts += [inner] if inner else []
+            continue
+        text = _summarize(value)
         if text:
-            parts.append(f"{key}={text}")
+            parts.append(f"{prefix}{key}={text}")
     return " ".join(parts)
 
 
@@ -62,12 +67,11 @@ def _summarize(value: Any) -> str:
             if all(kind in v for v in value):
                 counts = Counter(v[kind] for v in value)
                 return "[" + ", ".join(f"{n}x {k}" for k, n in sorted(counts.items())) + "]"
+        if len(value) == 1:
+            return "[" + summarize_inputs(value[0]) + "]"
         return f"[{len(value)} items]"
     if isinstance(value, list) and value:
         return "[" + ",".join(_summarize(v) for v in value[:4]) + (",..." if len(value) > 4 else "") + "]"
-    if isinstance(value, dict) and value:
-        inner = summarize_inputs(value)
-        return "{" + inner + "}" if inner and len(inner) <= 2 * MAX_TEXT else ("{...}" if inner else "")
     return ""
 
 

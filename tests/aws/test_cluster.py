@@ -147,7 +147,7 @@ def test_mixed_market_keeps_an_on_demand_base():
 def test_on_demand_fleet_uses_the_template_directly():
     group = one(plan_of(DEV), "aws:autoscaling/group:Group").inputs
     assert "mixedInstancesPolicy" not in group and group["capacityRebalance"] is False
-    assert group["launchTemplate"]["id"] == "gpufleet-lt-id"
+    assert group["launchTemplate"] == {"id": "gpufleet-lt-id", "version": "1"}
 
 
 def test_single_node_gets_no_placement_group_and_no_efa():
