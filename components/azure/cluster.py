@@ -1,0 +1,85 @@
+"""`gpufleet:index:AzureGpuCluster`: a GPU cluster on one Uniform scale set, with InfiniBand on ND sizes.
+
+The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
+declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
+spot-nodes) and parented to the component; every resource sets `location` to the spec's region.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+
+import cloud_init
+from ..boot import user_data_for
+from ..catalog.selector import Selection, select
+from ..outputs import common_outputs
+from ..spec import ClusterSpec, Problem, SpecError
+from .fabric import infiniband_partition
+from .network import build_network, build_resource_group
+from .nodes import build_scale_sets
+from .outputs import access_outputs, azure_warnings
+from .placement import build_proximity_group
+from .rules import selection_problems, spec_problems
+from .security import build_security
+from .tagging import tagger
+
+TYPE_TOKEN = "gpufleet:index:AzureGpuCluster"
+
+
+class AzureGpuCluster(pulumi.ComponentResource):
+    """GPU nodes in one scale set (one InfiniBand partition) behind a NAT gateway, with no public IPs."""
+
+    outputs: dict[str, pulumi.Input]
+
+    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+        selection, custom_data = validate(name, spec)  # raises SpecError before anything is declared
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        self.selection = selection
+        self.outputs = _build(name, selection, custom_data, self)
+        self.register_outputs(self.outputs)
+
+
+def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
+    """The selection and the base64 customData; every problem of the spec at once, as one SpecError."""
+    problems = spec_problems(spec)
+    try:
+        selection = select(spec)
+    except SpecError as err:
+        raise SpecError([*problems, *err.problems]) from None
+    problems += selection_problems(selection)
+    if problems:
+        raise SpecError(problems)
+    try:
+        custom_data = cloud_init.encode_user_data(user_data_for(selection, name), "azure")
+    except ValueError as err:
+        raise SpecError([Problem("node", "(node software options)", str(err))]) from None
+    return selection, custom_data
+
+
+def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.ComponentResource) -> dict:
+    spec = selection.spec
+    tag = tagger(pulumi.get_stack(), spec.tags)
+    child = pulumi.ResourceOptions(parent=parent)
+    resource_group = build_resource_group(name, spec, tag, child)
+    security = build_security(name, spec, resource_group, tag, child)
+    node_network = build_network(name, spec, resource_group, security.nsg_id, tag, child)
+    proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
+    partition = infiniband_partition(spec, selection.instance)
+    scale_sets = build_scale_sets(name, selection, partition is not None, node_network, security,
+                                  proximity_group.id if proximity_group else None, custom_data, tag, child)
+    common = common_outputs(selection)
+    return {
+        **common,
+        "warnings": [*common["warnings"], *azure_warnings(selection, spec.network.existing_subnet_id)],
+        "resource_group": resource_group,
+        "subnet_id": node_network.subnet_id,
+        "nat_public_ip": node_network.nat_ip,
+        "network_security_group_id": security.nsg_id,
+        "proximity_placement_group": proximity_group.name if proximity_group else None,
+        "single_placement_group": partition is not None,
+        "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
+        "scale_sets": [scale_set.name for scale_set in scale_sets],
+        **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
+    }

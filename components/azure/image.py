@@ -1,0 +1,43 @@
+"""The boot image: Azure's HPC image (NVIDIA driver, CUDA, DOCA/OFED, HPC-X, NCCL with the RDMA SHARP plugin and the
+ND topology files) by default, stock Ubuntu for the `ubuntu-*` kinds, or the image `image.id` pins.
+
+Marketplace URNs from Azure/azhpc-images README (shared/reference/networking-aws-azure-gcp.md 2.4): the HPC image is
+`microsoft-dsvm:ubuntu-hpc:2204:latest` (2404 also exists: pin it with `image.id:
+microsoft-dsvm:ubuntu-hpc:2404:latest`). All ND and NC sizes here are Generation 2 VMs, and these SKUs are Gen2.
+`latest` resolves when each VM is created, so nodes added later may boot a newer release; pin a version in
+`image.id` to freeze it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..spec import ClusterSpec, Problem
+
+IMAGES = {
+    "driver-ready": {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2204", "version": "latest"},
+    "ubuntu-22.04": {"publisher": "Canonical", "offer": "0001-com-ubuntu-server-jammy", "sku": "22_04-lts-gen2",
+                     "version": "latest"},
+    "ubuntu-24.04": {"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "latest"},
+}
+URN = re.compile(r"^(?P<publisher>[\w.-]+):(?P<offer>[\w.-]+):(?P<sku>[\w.-]+):(?P<version>[\w.-]+)$")
+RESOURCE_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Compute/"
+                         r"(images/[^/]+|galleries/[^/]+/images/[^/]+(/versions/[^/]+)?)$", re.IGNORECASE)
+
+
+def image_problems(spec: ClusterSpec) -> list[Problem]:
+    image_id = spec.image.id
+    if image_id is None or URN.match(image_id) or RESOURCE_ID.match(image_id):
+        return []
+    return [Problem("image.id", image_id, "expected a marketplace URN `publisher:offer:sku:version` (e.g. "
+                    "`microsoft-dsvm:ubuntu-hpc:2404:latest`) or an image or gallery image resource id "
+                    "`/subscriptions/.../providers/Microsoft.Compute/...`")]
+
+
+def image_reference(spec: ClusterSpec) -> dict[str, str]:
+    """ImageReference fields (snake_case), for `image_problems`-clean specs."""
+    image_id = spec.image.id
+    if image_id is None:
+        return dict(IMAGES[spec.image.kind])
+    urn = URN.match(image_id)
+    return urn.groupdict() if urn else {"id": image_id}

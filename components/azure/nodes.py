@@ -1,0 +1,132 @@
+"""The GPU nodes: one Uniform Virtual Machine Scale Set (two for a mixed market), sized by `sku.capacity` only.
+
+Settings for InfiniBand clusters (Azure "Set up InfiniBand"; shared/reference/networking-aws-azure-gcp.md 2.2):
+Uniform orchestration, `singlePlacementGroup: true`, `platformFaultDomainCount: 1`, `overprovision: false` (extra VMs
+would join the IB partition and the hostfile). Every input but `sku.capacity` is independent of the node count, so
+changing `nodes` changes nothing else. `upgradePolicy: Manual`: a changed model (image, customData) reaches running
+nodes only when the user reimages them, never in the middle of a job.
+
+Access: SSH keys only (`disablePasswordAuthentication`), no public IP on any NIC, the cluster NSG on the NIC.
+Disks: the OS disk is a Premium SSD managed disk, encrypted at rest by Azure Storage service-side encryption with
+platform-managed keys, which is always on. Encryption at host (which also covers the temp/NVMe disks and host caches)
+needs the subscription feature `Microsoft.Compute/EncryptionAtHost` and size support, so it is not turned on here.
+Spot: priority Spot, eviction policy Delete, maxPrice from `market.spot_max_price_per_hour` or -1 (never evicted for
+price; pay the current spot price, at most pay-as-you-go). Scheduled Events give 30 s notice of eviction (`Preempt`);
+the terminate notification gives scale-in deletes 5 minutes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from ..catalog.selector import Selection
+from .fabric import accelerated_networking
+from .identity import scale_set_identity
+from .image import image_reference
+from .network import NodeNetwork
+from .security import Security
+from .tagging import Tagger
+
+compute = azure_native.compute
+
+ADMIN_USER = "azureuser"
+REGULAR, SPOT = "Regular", "Spot"
+EVICTION_POLICY = "Delete"
+NO_PRICE_CAP = -1
+OS_DISK_TYPE = "Premium_LRS"
+TERMINATE_NOTICE = "PT5M"
+COMPUTER_NAME_PREFIX_MAX = 40
+
+
+@dataclass(frozen=True)
+class ScaleSetPlan:
+    """One scale set: its role (child name suffix), priority and capacity."""
+
+    role: str
+    priority: str
+    capacity: int
+
+
+def scale_set_plans(selection: Selection) -> list[ScaleSetPlan]:
+    """on-demand or spot: one scale set. mixed: an on-demand base and a spot set, always both (either may be 0)."""
+    spec = selection.spec
+    market = spec.market
+    if market.type == "mixed":
+        return [ScaleSetPlan("nodes", REGULAR, market.on_demand_base),
+                ScaleSetPlan("spot-nodes", SPOT, spec.nodes - market.on_demand_base)]
+    return [ScaleSetPlan("nodes", SPOT if market.type == "spot" else REGULAR, spec.nodes)]
+
+
+def priority_args(plan: ScaleSetPlan, max_price: Optional[float]) -> dict:
+    """VM profile fields for the plan's priority."""
+    if plan.priority == REGULAR:
+        return {"priority": REGULAR}
+    return {"priority": SPOT, "eviction_policy": EVICTION_POLICY,
+            "billing_profile": compute.BillingProfileArgs(max_price=NO_PRICE_CAP if max_price is None else max_price)}
+
+
+def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
+    """Host names: `<stack>-<name>[-spot]` + six base-36 characters Azure appends; lowercase letters, digits, '-'."""
+    base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{name}".lower()).strip("-")[:COMPUTER_NAME_PREFIX_MAX].strip("-")
+    suffix = "-spot" if plan.role != "nodes" else ""
+    return f"{base}{suffix}-"
+
+
+def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
+                     security: Security, proximity_group_id: Optional[pulumi.Input[str]], custom_data: str,
+                     tag: Tagger, opts: pulumi.ResourceOptions) -> list[compute.VirtualMachineScaleSet]:
+    return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
+                       custom_data, tag, opts)
+            for plan in scale_set_plans(selection)]
+
+
+def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
+               node_network: NodeNetwork, security: Security, proximity_group_id: Optional[pulumi.Input[str]],
+               custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions) -> compute.VirtualMachineScaleSet:
+    spec, instance = selection.spec, selection.instance
+    profile = compute.VirtualMachineScaleSetVMProfileArgs(
+        **priority_args(plan, spec.market.spot_max_price_per_hour),
+        os_profile=_os_profile(name, selection, plan, custom_data),
+        storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
+            image_reference=compute.ImageReferenceArgs(**image_reference(spec)),
+            os_disk=compute.VirtualMachineScaleSetOSDiskArgs(
+                create_option="FromImage", caching="ReadWrite", os_type="Linux", disk_size_gb=spec.root_disk_gib,
+                delete_option="Delete",
+                managed_disk=compute.VirtualMachineScaleSetManagedDiskParametersArgs(storage_account_type=OS_DISK_TYPE))),
+        network_profile=compute.VirtualMachineScaleSetNetworkProfileArgs(network_interface_configurations=[
+            compute.VirtualMachineScaleSetNetworkConfigurationArgs(
+                name="nic", primary=True, enable_accelerated_networking=accelerated_networking(instance),
+                network_security_group=compute.SubResourceArgs(id=security.nsg_id),
+                ip_configurations=[compute.VirtualMachineScaleSetIPConfigurationArgs(
+                    name="ipconfig", primary=True, subnet=compute.ApiEntityReferenceArgs(id=node_network.subnet_id),
+                    application_security_groups=[compute.SubResourceArgs(id=security.asg_id)])])]),
+        diagnostics_profile=compute.DiagnosticsProfileArgs(boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)),
+        scheduled_events_profile=compute.ScheduledEventsProfileArgs(
+            terminate_notification_profile=compute.TerminateNotificationProfileArgs(
+                enable=True, not_before_timeout=TERMINATE_NOTICE)),
+    )
+    return compute.VirtualMachineScaleSet(
+        f"{name}-{plan.role}", resource_group_name=node_network.resource_group_name, location=spec.region,
+        orchestration_mode="Uniform", single_placement_group=single_placement_group, platform_fault_domain_count=1,
+        overprovision=False, sku=compute.SkuArgs(name=instance.name, tier="Standard", capacity=plan.capacity),
+        zones=[spec.zone] if spec.zone else None,
+        proximity_placement_group=compute.SubResourceArgs(id=proximity_group_id) if proximity_group_id else None,
+        identity=scale_set_identity(), upgrade_policy=compute.UpgradePolicyArgs(mode="Manual"),
+        virtual_machine_profile=profile, tags=tag(plan.role), opts=opts)
+
+
+def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan,
+                custom_data: str) -> compute.VirtualMachineScaleSetOSProfileArgs:
+    key = selection.spec.access.ssh_public_key
+    return compute.VirtualMachineScaleSetOSProfileArgs(
+        computer_name_prefix=computer_name_prefix(pulumi.get_stack(), name, plan), admin_username=ADMIN_USER,
+        custom_data=custom_data,
+        linux_configuration=compute.LinuxConfigurationArgs(
+            disable_password_authentication=True, provision_vm_agent=True,
+            ssh=compute.SshConfigurationArgs(public_keys=[compute.SshPublicKeyArgs(
+                path=f"/home/{ADMIN_USER}/.ssh/authorized_keys", key_data=key)])))

@@ -1,0 +1,121 @@
+"""Azure's own rules, checked before anything is declared; each returns every problem it finds (R7).
+
+`spec_problems` needs only the spec; `selection_problems` needs the size the selector picked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..catalog.selector import Selection
+from ..spec import ClusterSpec, Problem
+from .fabric import InfinibandPartition, infiniband_partition
+from .image import image_problems
+from .network import (RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id,
+                      usable_addresses)
+from .nodes import scale_set_plans
+from .placement import PLACEMENT_GROUP_MAX_VMS, SCALE_SET_MAX_VMS
+
+AZURE_TAG_NAME_FORBIDDEN = re.compile(r"[<>%&\\?/]")
+AZURE_TAG_VALUE_MAX = 256
+
+
+def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
+    if spec.access.ssh_public_key:
+        return []
+    return [Problem("access.ssh_public_key", None, "required on azure: a Linux VM needs an SSH key or a password, and "
+                    "gpufleet turns passwords off; give your OpenSSH public key (ssh-ed25519 ...)")]
+
+
+def vnet_avoids_rdma_range(spec: ClusterSpec) -> list[Problem]:
+    cidr = spec.network.cidr
+    if spec.network.existing_subnet_id or not cidr.overlaps(RDMA_RESERVED):
+        return []
+    return [Problem("network.cidr", str(cidr), f"overlaps {RDMA_RESERVED}, which Azure's InfiniBand network reserves; "
+                    "use a range outside it, e.g. 10.0.0.0/16")]
+
+
+def subnet_holds_the_nodes(spec: ClusterSpec) -> list[Problem]:
+    cidr = spec.network.cidr
+    if spec.network.existing_subnet_id:
+        return []
+    if cidr.prefixlen + 1 > SMALLEST_SUBNET_PREFIX:
+        return [Problem("network.cidr", str(cidr), f"too small: the node subnet is half the VNet and Azure's smallest "
+                        f"subnet is /{SMALLEST_SUBNET_PREFIX}; use a /{SMALLEST_SUBNET_PREFIX - 1} or larger")]
+    subnet = node_subnet_cidr(cidr)
+    if usable_addresses(subnet) < spec.nodes:
+        return [Problem("network.cidr", str(cidr), f"its node subnet {subnet} has {usable_addresses(subnet)} usable "
+                        f"addresses (Azure reserves 5), fewer than `nodes` ({spec.nodes}); use a larger range")]
+    return []
+
+
+def existing_subnet_is_an_azure_subnet(spec: ClusterSpec) -> list[Problem]:
+    subnet_id = spec.network.existing_subnet_id
+    if subnet_id is None or parse_subnet_id(subnet_id):
+        return []
+    return [Problem("network.existing_subnet_id", subnet_id, "expected an Azure subnet resource id: /subscriptions/<id>"
+                    "/resourceGroups/<group>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>")]
+
+
+def no_capacity_reservation(spec: ClusterSpec) -> list[Problem]:
+    if spec.market.capacity_reservation_id is None:
+        return []
+    return [Problem("market.capacity_reservation_id", spec.market.capacity_reservation_id,
+                    "not supported on azure yet (capacity reservation groups); remove it")]
+
+
+def tags_fit_azure(spec: ClusterSpec) -> list[Problem]:
+    problems = [Problem(f"tags.{key}", key, "Azure tag names may not contain < > % & \\ ? /")
+                for key in spec.tags if AZURE_TAG_NAME_FORBIDDEN.search(key)]
+    problems += [Problem(f"tags.{key}", value, f"Azure tag values are at most {AZURE_TAG_VALUE_MAX} characters")
+                 for key, value in spec.tags.items() if len(value) > AZURE_TAG_VALUE_MAX]
+    return problems
+
+
+SPEC_RULES = (ssh_key_is_given, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
+              no_capacity_reservation, tags_fit_azure, image_problems)
+
+
+def spec_problems(spec: ClusterSpec) -> list[Problem]:
+    return [problem for rule in SPEC_RULES for problem in rule(spec)]
+
+
+def partition_fits_one_placement_group(selection: Selection, partition: Optional[InfinibandPartition]) -> list[Problem]:
+    spec = selection.spec
+    if partition is None or spec.nodes <= PLACEMENT_GROUP_MAX_VMS:
+        return []
+    return [Problem("nodes", spec.nodes, f"InfiniBand links ({selection.instance.name}) form only inside one placement "
+                    f"group, which holds {PLACEMENT_GROUP_MAX_VMS} VMs (300 after an Azure support request); use at "
+                    f"most {PLACEMENT_GROUP_MAX_VMS} nodes, or `fabric: tcp` for up to {SCALE_SET_MAX_VMS} nodes "
+                    "without InfiniBand")]
+
+
+def scale_sets_fit(selection: Selection) -> list[Problem]:
+    largest = max(plan.capacity for plan in scale_set_plans(selection))
+    if largest <= SCALE_SET_MAX_VMS:
+        return []
+    return [Problem("nodes", selection.spec.nodes, f"one Azure scale set holds at most {SCALE_SET_MAX_VMS} VMs; use "
+                    f"at most {SCALE_SET_MAX_VMS} nodes per stack")]
+
+
+def mixed_market_without_infiniband(selection: Selection, partition: Optional[InfinibandPartition]) -> list[Problem]:
+    if selection.spec.market.type != "mixed" or partition is None:
+        return []
+    return [Problem("market.type", "mixed", f"on azure a mixed market needs two scale sets, and InfiniBand links "
+                    f"({selection.instance.name}) do not cross scale sets; use `market: spot` or `on-demand`, or "
+                    "`fabric: tcp` to run without InfiniBand")]
+
+
+def size_runs_gpufleet_node_software(selection: Selection) -> list[Problem]:
+    driver = selection.instance.extra.get("gpu_driver")
+    if driver is None:
+        return []
+    return [Problem("accelerator", selection.instance.name, f"this size needs NVIDIA's {driver.upper()} driver, which "
+                    "neither the HPC image nor gpufleet's node setup installs; pick an NC or ND size")]
+
+
+def selection_problems(selection: Selection) -> list[Problem]:
+    partition = infiniband_partition(selection.spec, selection.instance)
+    return [*partition_fits_one_placement_group(selection, partition), *scale_sets_fit(selection),
+            *mixed_market_without_infiniband(selection, partition), *size_runs_gpufleet_node_software(selection)]

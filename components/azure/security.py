@@ -1,0 +1,77 @@
+"""The network security group on the nodes' NICs (and on the node subnet gpufleet creates).
+
+Inbound, in priority order:
+- SSH (22/tcp) only from `access.ssh_cidrs`; no rule at all when none are given;
+- everything between cluster nodes, matched by the cluster's application security group (NCCL bootstrap, MPI, the
+  exporters). InfiniBand traffic does not traverse the VNet, so no NSG rule can block or open it;
+- the exporters (dcgm 9400/tcp, node 9100/tcp, as enabled) from the VNet and from `access.monitoring_cidrs`;
+- an explicit deny of everything else, ahead of Azure's default AllowVnetInBound and AllowAzureLoadBalancerInBound.
+Outbound keeps Azure's defaults (egress leaves through the NAT gateway).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from ..spec import ClusterSpec
+from .tagging import Tagger
+
+network = azure_native.network
+
+SSH_PORT = 22
+DCGM_EXPORTER_PORT = 9400
+NODE_EXPORTER_PORT = 9100
+VNET_TAG = "VirtualNetwork"
+PRIORITY = {"ssh": 100, "cluster": 110, "exporters-vnet": 120, "exporters-monitoring": 130, "deny": 4096}
+
+
+@dataclass(frozen=True)
+class Security:
+    nsg_id: pulumi.Output[str]
+    asg_id: pulumi.Output[str]
+
+
+def exporter_ports(spec: ClusterSpec) -> list[str]:
+    exporters = spec.node.exporters
+    return [str(port) for port, enabled in ((NODE_EXPORTER_PORT, exporters.node), (DCGM_EXPORTER_PORT, exporters.dcgm))
+            if enabled]
+
+
+def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
+    """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`."""
+    nodes = [{"id": asg_id}]
+    rules = []
+
+    def allow(key: str, name: str, protocol: str, ports: list[str], **source) -> None:
+        port_args = {"destination_port_range": ports[0]} if len(ports) == 1 else {"destination_port_ranges": ports}
+        rules.append({"name": name, "priority": PRIORITY[key], "direction": "Inbound", "access": "Allow",
+                      "protocol": protocol, "source_port_range": "*", "destination_application_security_groups": nodes,
+                      **port_args, **source})
+
+    ssh_cidrs = [str(c) for c in spec.access.ssh_cidrs]
+    if ssh_cidrs:
+        allow("ssh", "allow-ssh", "Tcp", [str(SSH_PORT)], source_address_prefixes=ssh_cidrs)
+    allow("cluster", "allow-cluster", "*", ["*"], source_application_security_groups=nodes)
+    ports = exporter_ports(spec)
+    if ports:
+        allow("exporters-vnet", "allow-exporters-vnet", "Tcp", ports, source_address_prefix=VNET_TAG)
+        monitoring = [str(c) for c in spec.access.monitoring_cidrs]
+        if monitoring:
+            allow("exporters-monitoring", "allow-exporters-monitoring", "Tcp", ports, source_address_prefixes=monitoring)
+    rules.append({"name": "deny-all-inbound", "priority": PRIORITY["deny"], "direction": "Inbound", "access": "Deny",
+                  "protocol": "*", "source_address_prefix": "*", "source_port_range": "*",
+                  "destination_address_prefix": "*", "destination_port_range": "*"})
+    return rules
+
+
+def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], tag: Tagger,
+                   opts: pulumi.ResourceOptions) -> Security:
+    asg = network.ApplicationSecurityGroup(f"{name}-asg", resource_group_name=resource_group, location=spec.region,
+                                           tags=tag("asg"), opts=opts)
+    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id)]
+    nsg = network.NetworkSecurityGroup(f"{name}-nsg", resource_group_name=resource_group, location=spec.region,
+                                       security_rules=rules, tags=tag("nsg"), opts=opts)
+    return Security(nsg_id=nsg.id, asg_id=asg.id)
