@@ -88,6 +88,9 @@ class SpotOptions(StrictModel):
 
     drain_command: str = DEFAULT_DRAIN_COMMAND
     """Run once when the cloud announces an interruption. Default: SIGTERM to every job in the GPU job slice."""
+    drain_on_rebalance: bool = False
+    """Also run the drain command on an AWS rebalance recommendation, which may come well before (or without) an
+    interruption. Default: false (the recommendation is logged only)."""
 
 
 class NodeSoftware(StrictModel):

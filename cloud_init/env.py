@@ -1,0 +1,137 @@
+"""The node's parameters as files: /etc/gpufleet/node.env, /etc/nccl.conf and /etc/gpufleet/nccl.env.
+
+Scripts never contain per-node values; they read node.env. Values are single-quoted, which both `sh` and systemd's
+EnvironmentFile= read literally, so a value may not contain a single quote or a newline (the drain command, which
+may, is written to its own script instead).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable, Optional
+
+from .config import DCGM_EXPORTER_IMAGE, BootConfig
+
+NCCL_DIR = Path(__file__).parent / "nccl"
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+NODE_ENV_PATH = "/etc/gpufleet/node.env"
+NCCL_ENV_PATH = "/etc/gpufleet/nccl.env"
+NCCL_CONF_PATH = "/etc/nccl.conf"
+DRAIN_HOOK_PATH = "/etc/gpufleet/drain-hook"
+# Where each cloud's metadata service answers; tests point GPUFLEET_METADATA_URL at a loopback server.
+METADATA_URLS = {"aws": "http://169.254.169.254", "azure": "http://169.254.169.254",
+                 "gcp": "http://metadata.google.internal"}
+# Plugin libraries NCCL must find, per fabric (EFA's goes into ld.so.conf.d at install).
+NCCL_LIBRARY_PATHS = {"tcpx": "/var/lib/tcpx/lib64", "tcpxo": "/var/lib/tcpxo/lib64", "roce": "/usr/local/gib/lib64"}
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else "0"
+
+
+def quote_env_value(name: str, value: str) -> str:
+    """One `NAME='value'` line; raises ValueError on what neither sh nor systemd would read back unchanged."""
+    if not ENV_NAME.match(name):
+        raise ValueError(f"environment name {name!r} must match {ENV_NAME.pattern}")
+    if "'" in value or "\n" in value or "\\" in value:
+        raise ValueError(f"value of {name} may not contain a single quote, backslash or newline: {value!r}")
+    return f"{name}='{value}'"
+
+
+def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, str]]:
+    """Every node parameter, in a fixed order."""
+    iso, mps = config.isolation, config.mps
+    return [
+        ("GPUFLEET_CLOUD", config.cloud),
+        ("GPUFLEET_CLUSTER", config.cluster_name),
+        ("GPUFLEET_INSTANCE_TYPE", config.instance_type),
+        ("GPUFLEET_IMAGE_KIND", config.image_kind),
+        ("GPUFLEET_ARCH", config.arch),
+        ("GPUFLEET_GPU_MODEL", config.gpu_model),
+        ("GPUFLEET_GPUS", str(config.gpus)),
+        ("GPUFLEET_GPU_MEMORY_GIB", str(config.gpu_memory_gib)),
+        ("GPUFLEET_GPU_ARCHITECTURE", config.gpu_architecture),
+        ("GPUFLEET_DRIVER_BRANCH", config.driver_branch),
+        ("GPUFLEET_DRIVER_FLAVOR", config.driver_flavor),
+        ("GPUFLEET_CUDA", config.cuda),
+        ("GPUFLEET_MIN_DRIVER_BRANCH", str(config.min_driver_branch)),
+        ("GPUFLEET_NVSWITCH", _flag(config.nvswitch)),
+        ("GPUFLEET_NVLSM", _flag(config.nvlink_subnet_manager)),
+        ("GPUFLEET_FABRIC", config.fabric),
+        ("GPUFLEET_RDMA_DEVICES", str(config.rdma_devices)),
+        ("GPUFLEET_CONTAINER_RUNTIME", config.container_runtime),
+        ("GPUFLEET_EFA_INSTALLER_VERSION", config.efa_installer_version),
+        ("GPUFLEET_ISOLATION", _flag(iso is not None)),
+        ("GPUFLEET_SLICE_MEMORY_MAX_PERCENT", str(iso.memory_max_percent) if iso else ""),
+        ("GPUFLEET_SLICE_CPU_QUOTA_PERCENT", str(iso.cpu_quota_percent or "") if iso else ""),
+        ("GPUFLEET_SLICE_ALLOWED_CPUS", (iso.allowed_cpus or "") if iso else ""),
+        ("GPUFLEET_MPS", _flag(mps is not None)),
+        ("GPUFLEET_MPS_ACTIVE_THREAD_PERCENTAGE", str(mps.active_thread_percentage or "") if mps else ""),
+        ("GPUFLEET_MIG_PROFILES", ",".join(config.mig_profiles)),
+        ("GPUFLEET_DCGM_EXPORTER", _flag(config.dcgm_exporter)),
+        ("GPUFLEET_DCGM_EXPORTER_IMAGE", DCGM_EXPORTER_IMAGE),
+        ("GPUFLEET_NODE_EXPORTER", _flag(config.node_exporter)),
+        ("GPUFLEET_HEALTH_DCGM_DIAG", _flag(config.health_dcgm_diag)),
+        ("GPUFLEET_HEALTH_NCCL_ALLREDUCE", _flag(config.health_nccl_allreduce)),
+        ("GPUFLEET_SPOT_WATCHER", _flag(config.spot_watcher)),
+        ("GPUFLEET_DRAIN_HOOK", DRAIN_HOOK_PATH if config.spot_watcher else ""),
+        ("GPUFLEET_DRAIN_ON_REBALANCE", _flag(config.drain_on_rebalance)),
+        ("GPUFLEET_METADATA_URL", METADATA_URLS[config.cloud]),
+        ("GPUFLEET_UNITS", " ".join(units)),
+    ]
+
+
+def render_env_file(items: Iterable[tuple[str, str]], header: str) -> str:
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    lines += [quote_env_value(name, value) for name, value in items]
+    return "\n".join(lines) + "\n"
+
+
+def read_conf(path: Path) -> list[tuple[str, str]]:
+    """KEY=VALUE lines of one of the fabric files under nccl/, comments skipped."""
+    items = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            items.append((name, value))
+    return items
+
+
+def nccl_items(config: BootConfig) -> list[tuple[str, str]]:
+    """The fabric's variables, then the topology file, debug level and the user's overrides (which win)."""
+    merged: dict[str, str] = dict(read_conf(NCCL_DIR / f"{config.fabric}.conf"))
+    if config.nccl_topo_file:
+        merged["NCCL_TOPO_FILE"] = config.nccl_topo_file
+    if config.nccl_debug:
+        merged["NCCL_DEBUG"] = config.nccl_debug
+    for name, value in config.nccl_env:
+        merged[name] = value
+    return list(merged.items())
+
+
+def nccl_library_path(config: BootConfig) -> Optional[str]:
+    return NCCL_LIBRARY_PATHS.get(config.fabric)
+
+
+def render_nccl_conf(config: BootConfig) -> str:
+    """/etc/nccl.conf: NCCL reads it in every process and never overrides the process environment."""
+    source = f"cloud_init/nccl/{config.fabric}.conf + node.nccl"
+    lines = [f"# gpufleet: NCCL system configuration for fabric {config.fabric} ({source})"]
+    lines += [f"{name}={value}" for name, value in nccl_items(config)]
+    return "\n".join(lines) + "\n"
+
+
+def render_nccl_env(config: BootConfig) -> str:
+    """/etc/gpufleet/nccl.env: the same variables for shells (profile.d) and `gpufleet-run`."""
+    items = nccl_items(config)
+    library = nccl_library_path(config)
+    if library:
+        items.append(("GPUFLEET_NCCL_LIBRARY_PATH", library))
+    return render_env_file(items, f"gpufleet: NCCL environment for fabric {config.fabric}")
+
+
+def render_drain_hook(command: str) -> str:
+    """The user's drain command as its own script, so any quoting in it survives."""
+    return f"#!/bin/sh\n# gpufleet drain hook (node.spot.drain_command); run once on a spot/eviction notice.\n{command}\n"

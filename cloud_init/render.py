@@ -1,0 +1,65 @@
+"""Assembles the cloud-config: the node's parameter files, the selected real files, one runcmd and a conditional
+reboot. Nothing here writes shell; everything the node runs is under `files/`.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from .config import BootConfig
+from .env import (DRAIN_HOOK_PATH, NCCL_CONF_PATH, NCCL_ENV_PATH, NODE_ENV_PATH, node_env_items, render_drain_hook,
+                  render_env_file, render_nccl_conf, render_nccl_env)
+from .parts import Part, static_parts, units_to_enable
+
+INSTALL_COMMAND = ["/usr/local/sbin/gpufleet-install"]
+REBOOT_MARKER = "/run/gpufleet/reboot-required"
+
+
+def generated_parts(config: BootConfig) -> list[Part]:
+    """The files that carry this node's values."""
+    header = (f"gpufleet node parameters for cluster {config.cluster_name} ({config.instance_type}).\n"
+              "Written by cloud-init; read by every gpufleet script and unit. Do not edit on the node.")
+    parts = [
+        Part(NODE_ENV_PATH, "0644", render_env_file(node_env_items(config, units_to_enable(config)), header)),
+        Part(NCCL_CONF_PATH, "0644", render_nccl_conf(config)),
+        Part(NCCL_ENV_PATH, "0644", render_nccl_env(config)),
+    ]
+    if config.spot_watcher:
+        parts.append(Part(DRAIN_HOOK_PATH, "0755", render_drain_hook(config.drain_command)))
+    return parts
+
+
+def cloud_config(config: BootConfig) -> dict:
+    """The cloud-config document as data."""
+    parts = generated_parts(config) + static_parts(config)
+    return {
+        "write_files": [{"path": p.path, "owner": "root:root", "permissions": p.permissions, "content": p.content}
+                        for p in parts],
+        "runcmd": [INSTALL_COMMAND],
+        "power_state": {
+            "mode": "reboot",
+            "delay": "now",
+            "message": "gpufleet: rebooting once to load the NVIDIA driver; gpufleet-boot.service continues",
+            "condition": f"test -f {REBOOT_MARKER}",
+        },
+    }
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks, so scripts stay readable in the user data."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str):
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def render_cloud_config(config: BootConfig) -> str:
+    """The node's cloud-config text, starting with "#cloud-config"; the same config gives the same bytes."""
+    title = (f"# gpufleet node: cluster {config.cluster_name}, {config.instance_type} ({config.gpus}x "
+             f"{config.gpu_model}), fabric {config.fabric}, image {config.image_kind}")
+    body = yaml.dump(cloud_config(config), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=False)
+    return f"#cloud-config\n{title}\n{body}"

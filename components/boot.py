@@ -1,0 +1,87 @@
+"""Node boot configuration: maps a validated spec and its catalog row into `cloud_init.BootConfig`.
+
+Data flows one way: spec -> selector -> cloud component -> here -> cloud_init. `cloud_init` never imports
+`components`; the cloud components call `user_data_for` and then `cloud_init.encode_user_data` for their API.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
+
+from .spec.node_rules import min_driver_branch
+
+if TYPE_CHECKING:
+    from .catalog.selector import Selection
+
+# Kernel-module flavor for `driver.flavor: auto`: open modules from Ampere on (NVIDIA's default since R560, and
+# required on Blackwell); proprietary on Turing and older, where clouds keep it (EKS forces it on g4dn for GSP).
+PROPRIETARY_ARCHITECTURES = frozenset({"maxwell", "pascal", "volta", "turing"})
+# NVSwitch generations that pair Fabric Manager with the NVLink Subnet Manager (4th gen: Hopper, 5th: Blackwell).
+NVLSM_ARCHITECTURES = frozenset({"hopper", "blackwell"})
+# Azure ND topology files shipped in the Azure HPC images (azhpc-images ndv4.sh / ndv5.sh), by GPU architecture,
+# used when the catalog row has no `extra.nccl_topo_file`.
+AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/microsoft/ndv5-topo.xml"}
+SPOT_MARKETS = ("spot", "mixed")
+
+
+def driver_flavor(selection: "Selection") -> str:
+    """The kernel-module flavor the node installs: the spec's choice, or the architecture's default."""
+    chosen = selection.spec.node.driver.flavor
+    if chosen != "auto":
+        return chosen
+    gpu = selection.gpu
+    if gpu.open_modules_required or gpu.architecture not in PROPRIETARY_ARCHITECTURES:
+        return "open"
+    return "proprietary"
+
+
+def nccl_topo_file(selection: "Selection") -> str | None:
+    if selection.fabric != "infiniband":
+        return None
+    return selection.instance.extra.get("nccl_topo_file") or AZURE_TOPO_FILES.get(selection.gpu.architecture)
+
+
+def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
+    """Everything the node stack needs, resolved from the spec and the catalog."""
+    spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
+    iso = node.isolation
+    return BootConfig(
+        cloud=spec.cloud,
+        cluster_name=cluster_name,
+        instance_type=instance.name,
+        image_kind=spec.image.kind,
+        gpu_model=gpu.model,
+        gpus=instance.gpus,
+        gpu_memory_gib=instance.gpu_memory_gib,
+        gpu_architecture=gpu.architecture,
+        driver_branch=node.driver.branch,
+        driver_flavor=driver_flavor(selection),
+        cuda=node.cuda,
+        min_driver_branch=min_driver_branch(node.cuda),
+        nvswitch=instance.nvswitch,
+        nvlink_subnet_manager=instance.nvswitch and gpu.architecture in NVLSM_ARCHITECTURES,
+        fabric=selection.fabric or "tcp",
+        rdma_devices=instance.rdma_devices if selection.fabric else 0,
+        arch=instance.arch,
+        container_runtime=node.container_runtime,
+        isolation=IsolationConfig(iso.memory_max_percent, iso.cpu_quota_percent, iso.allowed_cpus) if iso.enabled else None,
+        mps=MpsConfig(node.mps.active_thread_percentage) if node.mps.enabled else None,
+        mig_profiles=tuple(node.mig.profiles),
+        nccl_debug=node.nccl.debug,
+        nccl_env=tuple(node.nccl.env.items()),
+        nccl_topo_file=nccl_topo_file(selection),
+        dcgm_exporter=node.exporters.dcgm,
+        node_exporter=node.exporters.node,
+        health_dcgm_diag=node.health.dcgm_diag,
+        health_nccl_allreduce=node.health.nccl_allreduce,
+        spot_watcher=spec.market.type in SPOT_MARKETS,
+        drain_command=node.spot.drain_command,
+        drain_on_rebalance=node.spot.drain_on_rebalance,
+    )
+
+
+def user_data_for(selection: "Selection", cluster_name: str) -> str:
+    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog."""
+    return render_cloud_config(boot_config(selection, cluster_name))

@@ -1,0 +1,57 @@
+"""The contract the cloud components call: user_data_for + encode_user_data."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+
+import pytest
+
+import cloud_init
+from components.boot import boot_config, user_data_for
+
+from .conftest import aws_selection
+
+
+def test_user_data_starts_with_cloud_config_and_is_deterministic():
+    first = user_data_for(aws_selection(), "train")
+    second = user_data_for(aws_selection(), "train")
+    assert first.startswith("#cloud-config\n")
+    assert first == second
+
+
+def test_aws_encoding_is_gzip_then_base64_with_fixed_mtime():
+    text = user_data_for(aws_selection(), "train")
+    encoded = cloud_init.encode_user_data(text, "aws")
+    raw = base64.b64decode(encoded)
+    assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\x00\x00\x00\x00"  # gzip magic, mtime 0
+    assert gzip.decompress(raw).decode() == text
+    assert encoded == cloud_init.encode_user_data(text, "aws")
+
+
+def test_azure_is_base64_of_text_and_gcp_is_text():
+    text = "#cloud-config\n{}\n"
+    assert base64.b64decode(cloud_init.encode_user_data(text, "azure")).decode() == text
+    assert cloud_init.encode_user_data(text, "gcp") == text
+
+
+@pytest.mark.parametrize("cloud, limit", [("aws", cloud_init.AWS_USER_DATA_MAX_BYTES),
+                                          ("azure", cloud_init.AZURE_CUSTOM_DATA_MAX_BYTES),
+                                          ("gcp", cloud_init.GCP_METADATA_VALUE_MAX_BYTES)])
+def test_over_the_limit_is_refused_with_the_size(cloud, limit):
+    import os
+    text = "#cloud-config\n# " + base64.b64encode(os.urandom(limit)).decode() + "\n"
+    with pytest.raises(ValueError, match=rf"{cloud} user data is \d+ .*over the limit of {limit}"):
+        cloud_init.encode_user_data(text, cloud)
+
+
+def test_unknown_cloud_is_refused():
+    with pytest.raises(ValueError, match="unknown cloud 'oci'"):
+        cloud_init.encode_user_data("#cloud-config\n", "oci")
+
+
+def test_p5_boot_config_has_catalog_facts():
+    config = boot_config(aws_selection(), "train")
+    assert (config.gpus, config.gpu_model, config.nvswitch, config.fabric, config.rdma_devices) == (8, "H100", True,
+                                                                                                   "efa", 32)
+    assert config.driver_flavor == "open" and config.nvlink_subnet_manager and config.min_driver_branch == 580
