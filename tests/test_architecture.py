@@ -54,6 +54,6 @@ def test_component_type_tokens_use_the_index_module():
     tokens = set()
     for cloud in CLOUDS:
         for path in python_files(f"components/{cloud}"):
-            tokens |= set(re.findall(r'"(gpufleet:[^"]+)"', path.read_text()))
+            tokens |= set(re.findall(r'"(gpufleet:[A-Za-z]+:[A-Za-z]+)"', path.read_text()))
     assert tokens, "no component type token found"
     assert all(re.fullmatch(r"gpufleet:index:[A-Z][A-Za-z]+", token) for token in tokens), tokens
