@@ -1,0 +1,108 @@
+"""`gpufleet:index:GcpGpuCluster`: a multi-node GPU cluster on GCP with the GPU network its machine family needs.
+
+The component validates the spec (catalog selection, GCP rules, firewall plan, user-data size) before it
+registers itself, so bad input declares nothing. Children are parented to the component and named
+f"{name}-{role}", roles from a fixed list: net, subnet, net-1, subnet-1, gpu-net-{i}, gpu-subnet-{i}, rdma-net,
+rdma-subnet-{i}, router, nat, fw-ssh, fw-internal, fw-exporters, fw-internal-<vpc role>, sa, sa-logging,
+sa-monitoring, health-role, sa-health, pg, template, nodes.
+The project comes from the provider configuration (`gcp:project`) through the `getClientConfig` invoke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
+
+import cloud_init
+from ..boot import user_data_for
+from ..catalog.selector import Selection, select
+from ..outputs import common_outputs
+from ..spec import ClusterSpec
+from ..spec.errors import Problem, raise_if
+from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
+from .identity import build_identity
+from .image import BootImage, boot_image
+from .labels import describer, labeler
+from .network import build_networks
+from .nodes import base_instance_name, build_group, build_template
+from .outputs import access_outputs
+from .placement import build_placement_policy, placement_plan, policy_path
+from .rules import gcp_problems, gcp_warnings
+from .security import FirewallRule, build_firewalls, firewall_plan
+
+TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """Everything decided before any resource is declared."""
+
+    selection: Selection
+    layout: list[VpcPlan]
+    firewalls: list[FirewallRule]
+    image: BootImage
+    user_data: str
+    warnings: list[str]
+
+
+def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
+    """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
+    selection = select(spec)
+    raise_if(gcp_problems(selection))
+    layout = vpc_layout(selection.instance, selection.fabric)
+    firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
+    try:
+        user_data = cloud_init.encode_user_data(user_data_for(selection, name), "gcp")
+    except ValueError as err:
+        raise_if([Problem("node", "the rendered user data", str(err))])
+    image = boot_image(spec)
+    warnings = [*selection.warnings, *gcp_warnings(selection), *([image.warning] if image.warning else [])]
+    return ClusterPlan(selection, layout, firewalls, image, user_data, warnings)
+
+
+class GcpGpuCluster(pulumi.ComponentResource):
+    """GPU nodes in one zone behind Cloud NAT, compactly placed, with gVNIC / TCPX / TCPXO / RoCE NICs as needed."""
+
+    outputs: dict[str, pulumi.Input]
+
+    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+        plan = plan_cluster(name, spec)  # raises SpecError before anything is declared
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        self.selection = plan.selection
+        self.outputs = _build(name, plan, self)
+        self.register_outputs(self.outputs)
+
+
+def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> dict:
+    selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
+    child = pulumi.ResourceOptions(parent=parent)
+    project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project
+    label, describe = labeler(stack, spec.tags), describer(stack)
+    base_name = base_instance_name(stack, name)
+    networks = build_networks(name, spec, plan.layout, project, describe, child)
+    identity = build_identity(name, stack, project, spec.zone, base_name, describe, child)
+    firewalls = build_firewalls(name, plan.firewalls, networks.vpcs, identity.email, describe, child)
+    policy = build_placement_policy(name, selection, placement_plan(selection.instance), describe, child)
+    template = build_template(
+        name, selection, networks, nic_layout(plan.layout), plan.image, identity.email, plan.user_data,
+        policy_path(project, spec.region, policy) if policy else None, label, describe,
+        pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[identity.account])))
+    group = build_group(name, selection, template, base_name, describe, child)
+    common = common_outputs(selection)
+    return {
+        **common,
+        "warnings": plan.warnings,
+        "network_id": networks.vpcs["net"].id,
+        "subnet_id": networks.subnets["subnet"].id,
+        "gpu_networks": [vpc.id for role, vpc in networks.vpcs.items() if role != "net"],
+        "nics_per_node": len(nic_layout(plan.layout)),
+        "firewall_rules": [rule.name for rule in firewalls],
+        "placement_policy": policy.name if policy else None,
+        "instance_template_id": template.id,
+        "service_account": identity.email,
+        "fleet_name": group.name,
+        **access_outputs(spec.zone, group.name, selection.instance.gpus),
+    }

@@ -1,0 +1,114 @@
+"""The instance template every node boots from and the zonal managed instance group that runs `nodes` of them.
+
+Template: the machine type (its GPUs come with it), one NIC per fabric slot with no external IP (no access
+config), the dedicated service account, Shielded VM where the image supports it, a boot disk encrypted at rest
+with Google-managed keys (Compute Engine's default; CMEK is not exposed by the spec yet), OS Login, project SSH keys
+blocked, and the cloud-init user data in the `user-data` metadata key. Nothing in it depends on the node count.
+
+Scheduling (GPU VMs cannot live-migrate; compact placement and spot require the same): onHostMaintenance
+TERMINATE and automaticRestart false. Spot adds provisioningModel SPOT, preemptible true and
+instanceTerminationAction DELETE: the group then recreates a preempted node when capacity returns (STOP would leave
+a stopped VM holding its disk; reference 3.4).
+
+Group: zonal, `target_size = nodes` (the only input that changes with the node count). Updates are OPPORTUNISTIC:
+a new template reaches a node only when the node is recreated, never by restarting a running training job.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..catalog.selector import Selection
+from ..spec import ClusterSpec
+from .fabric import NicSlot
+from .image import BootImage
+from .labels import Describer, Labeler, short_name
+from .network import ClusterNetworks
+
+TERMINATE = "TERMINATE"
+SPOT = "SPOT"
+STANDARD = "STANDARD"
+SPOT_TERMINATION_ACTION = "DELETE"
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"  # access is decided by IAM roles
+DEFAULT_BOOT_DISK_TYPE = "pd-balanced"
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+
+
+def scheduling(spec: ClusterSpec) -> dict:
+    """The template's scheduling block (snake_case, as `InstanceTemplateSchedulingArgs` takes it)."""
+    block = {"on_host_maintenance": TERMINATE, "automatic_restart": False, "provisioning_model": STANDARD,
+             "preemptible": False}
+    if spec.market.type == "spot":
+        block.update(provisioning_model=SPOT, preemptible=True, instance_termination_action=SPOT_TERMINATION_ACTION)
+    return block
+
+
+def node_metadata(user_data: str) -> dict[str, str]:
+    """OS Login for SSH (IAM-controlled keys), no project-wide SSH keys, and cloud-init's user data."""
+    return {"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data}
+
+
+def base_instance_name(stack: str, name: str) -> str:
+    """Node names are `<base>-xxxx`; the stack keeps two stacks' nodes (and IAM conditions) apart."""
+    return short_name(f"{name}-{stack}", 40)
+
+
+def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],
+                   image: BootImage, account_email: pulumi.Input[str], user_data: str,
+                   placement_policy: Optional[pulumi.Input[str]], label: Labeler, describe: Describer,
+                   opts: pulumi.ResourceOptions) -> gcp.compute.InstanceTemplate:
+    spec, instance = selection.spec, selection.instance
+    return gcp.compute.InstanceTemplate(
+        f"{name}-template",
+        machine_type=instance.name,
+        description=describe("template"),
+        instance_description=f"gpufleet {instance.name} node",
+        labels=label("node"),
+        metadata=node_metadata(user_data),
+        can_ip_forward=False,
+        disks=[gcp.compute.InstanceTemplateDiskArgs(
+            boot=True, auto_delete=True, source_image=image.source, disk_size_gb=spec.root_disk_gib,
+            disk_type=instance.extra.get("boot_disk_type", DEFAULT_BOOT_DISK_TYPE), labels=label("boot-disk"))],
+        network_interfaces=[gcp.compute.InstanceTemplateNetworkInterfaceArgs(
+            network=networks.vpcs[slot.vpc_role].id, subnetwork=networks.subnets[slot.subnet_role].id,
+            nic_type=slot.nic_type, stack_type="IPV4_ONLY") for slot in nics],
+        scheduling=gcp.compute.InstanceTemplateSchedulingArgs(**scheduling(spec)),
+        service_account=gcp.compute.InstanceTemplateServiceAccountArgs(email=account_email,
+                                                                       scopes=[CLOUD_PLATFORM_SCOPE]),
+        shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(
+            enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True) if image.shielded else None,
+        resource_policies=placement_policy,
+        reservation_affinity=_reservation(spec),
+        opts=opts,
+    )
+
+
+def build_group(name: str, selection: Selection, template: gcp.compute.InstanceTemplate, base_name: str,
+                describe: Describer, opts: pulumi.ResourceOptions) -> gcp.compute.InstanceGroupManager:
+    spec = selection.spec
+    return gcp.compute.InstanceGroupManager(
+        f"{name}-nodes",
+        zone=spec.zone,
+        base_instance_name=base_name,
+        description=describe("nodes"),
+        target_size=spec.nodes,
+        versions=[gcp.compute.InstanceGroupManagerVersionArgs(name="nodes", instance_template=template.id)],
+        update_policy=gcp.compute.InstanceGroupManagerUpdatePolicyArgs(
+            type="OPPORTUNISTIC", minimal_action="REPLACE", replacement_method="RECREATE", max_surge_fixed=0,
+            max_unavailable_fixed=1),
+        opts=opts,
+    )
+
+
+def _reservation(spec: ClusterSpec) -> Optional[gcp.compute.InstanceTemplateReservationAffinityArgs]:
+    """`market.capacity_reservation_id` names a specific Compute Engine reservation to consume."""
+    reservation = spec.market.capacity_reservation_id
+    if reservation is None:
+        return None
+    return gcp.compute.InstanceTemplateReservationAffinityArgs(
+        type="SPECIFIC_RESERVATION",
+        specific_reservation=gcp.compute.InstanceTemplateReservationAffinitySpecificReservationArgs(
+            key=RESERVATION_KEY, values=[reservation]))

@@ -1,0 +1,27 @@
+"""What a user needs after `pulumi up` on GCP: how to connect (SSH through IAP), list node IPs and write an MPI
+hostfile. Nodes have no external IPs; `gcloud compute ssh --tunnel-through-iap` reaches them through IAP TCP
+forwarding (port 22 from 35.235.240.0/20 only) with OS Login keys.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+
+def node_ip_query(zone: str, group_name: pulumi.Input[str]) -> pulumi.Output[str]:
+    """Private IPs (nic0) of the group's nodes, one per line."""
+    return pulumi.Output.concat(
+        "gcloud compute instance-groups managed list-instances ", group_name, " --zone ", zone,
+        " --format='value(instance)' | xargs -r -n1 gcloud compute instances describe",
+        " --format='value(networkInterfaces[0].networkIP)'")
+
+
+def access_outputs(zone: str, group_name: pulumi.Input[str], gpus_per_node: int) -> dict[str, pulumi.Output[str]]:
+    list_nodes = node_ip_query(zone, group_name)
+    return {
+        "list_nodes": list_nodes,
+        "hostfile": pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile"),
+        "connect": pulumi.Output.concat(
+            "gcloud compute ssh --zone ", zone, " --tunnel-through-iap $(gcloud compute instance-groups managed ",
+            "list-instances ", group_name, " --zone ", zone, " --limit 1 --format='value(instance.basename())')"),
+    }

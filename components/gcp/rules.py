@@ -1,0 +1,74 @@
+"""GCP rules, checked after the catalog selection and before anything is declared (R5, R7). One function each.
+
+The selector already refuses an accelerator count the machine type does not have and a zone the catalog does
+not list for the machine type (zones are names like us-central1-a on GCP).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..catalog.selector import Selection
+from ..spec.errors import Problem
+from .image import image_problems
+from .labels import label_problems
+from .placement import placement_problems
+
+
+def labels_are_valid(selection: Selection) -> list[Problem]:
+    return label_problems(selection.spec.tags)
+
+
+def image_runs_cloud_init(selection: Selection) -> list[Problem]:
+    return image_problems(selection.spec)
+
+
+def placement_holds_the_nodes(selection: Selection) -> list[Problem]:
+    if not selection.placement_group:
+        return []
+    return placement_problems(selection.instance, selection.spec.nodes)
+
+
+def market_is_one_model(selection: Selection) -> list[Problem]:
+    """A managed instance group has one provisioning model; a mixed market would need two groups."""
+    market = selection.spec.market
+    problems = []
+    if market.type == "mixed":
+        problems.append(Problem("market.type", "mixed", "not supported on gcp yet: a managed instance group runs "
+                                "one provisioning model; use `spot` or `on-demand`"))
+    if market.spot_max_price_per_hour is not None:
+        problems.append(Problem("market.spot_max_price_per_hour", market.spot_max_price_per_hour,
+                                "GCP spot VMs have no maximum price (you pay the current spot price); remove it"))
+    return problems
+
+
+def network_is_created(selection: Selection) -> list[Problem]:
+    subnet = selection.spec.network.existing_subnet_id
+    if subnet is None:
+        return []
+    return [Problem("network.existing_subnet_id", subnet, "not supported on gcp yet: gpufleet creates the primary VPC "
+                    "together with the GPU VPCs, Cloud Router and NAT; remove it")]
+
+
+RULES: tuple[Callable[[Selection], list[Problem]], ...] = (
+    labels_are_valid,
+    image_runs_cloud_init,
+    placement_holds_the_nodes,
+    market_is_one_model,
+    network_is_created,
+)
+
+
+def gcp_problems(selection: Selection) -> list[Problem]:
+    """Every GCP-specific problem with the selected spec, in rule order."""
+    return [problem for rule in RULES for problem in rule(selection)]
+
+
+def gcp_warnings(selection: Selection) -> list[str]:
+    """Things gpufleet does on GCP that the user should know about, but that are not errors."""
+    warnings = []
+    if selection.spec.access.ssh_public_key is not None:
+        warnings.append("`access.ssh_public_key` is not installed on GCP: nodes use OS Login, so add the key to your "
+                        "OS Login profile (`gcloud compute os-login ssh-keys add --key-file=KEY.pub`) or let "
+                        "`gcloud compute ssh` create one")
+    return warnings
