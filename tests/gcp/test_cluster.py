@@ -1,0 +1,304 @@
+"""What GcpGpuCluster declares, checked on the inputs the engine would receive (camelCase)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import pulumi
+import pytest
+
+from components.plan.mocks import PlanMocks, RecordingMonitor
+from components.plan.runner import run_program
+from tests.conftest import plan_spec
+
+NETWORK = "gcp:compute/network:Network"
+SUBNET = "gcp:compute/subnetwork:Subnetwork"
+FIREWALL = "gcp:compute/firewall:Firewall"
+TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+GROUP = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+GCP_METADATA_VALUE_MAX_BYTES = 262144
+
+BASE = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2}
+TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "gpudirect"}
+DEV = {**BASE, "nodes": 1, "accelerator": {"instance_type": "g2-standard-8"}}
+A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}}
+A3_HIGH = {**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}}
+A3_ULTRA = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a3-ultragpu-8g"}}
+A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}}
+
+
+@lru_cache(maxsize=None)
+def planned(spec_json: str):
+    return plan_spec(json.loads(spec_json))
+
+
+def plan_of(spec: dict):
+    return planned(json.dumps(spec, sort_keys=True))
+
+
+def of_type(result, token: str) -> list:
+    return [r for r in result.resources if r.type == token]
+
+
+def one(result, token: str):
+    found = of_type(result, token)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]
+
+
+def by_name(result, token: str) -> dict:
+    return {r.name: r.inputs for r in of_type(result, token)}
+
+
+def test_declares_the_whole_cluster_under_one_component():
+    result = plan_of(TRAIN)
+    component = one(result, "gpufleet:index:GcpGpuCluster")
+    for token in (NETWORK, "gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat", FIREWALL, POLICY,
+                  TEMPLATE, GROUP, "gcp:serviceaccount/account:Account"):
+        assert of_type(result, token), token
+    assert all(r.parent == component.urn for r in result.resources if r is not component)
+    assert all(r.name.startswith("gpufleet-") for r in result.resources if r is not component)
+
+
+@pytest.mark.parametrize("spec, vpcs, mtus, nic_types", [
+    (A2, 1, {1460}, ["GVNIC"]),
+    (DEV, 1, {1460}, ["GVNIC"]),
+    (A3_HIGH, 5, {8244}, ["GVNIC"] * 5),
+    (TRAIN, 9, {8244}, ["GVNIC"] * 9),
+    (A3_ULTRA, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
+    (A4, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
+])
+def test_nics_vpcs_mtu_and_nic_types_per_family(spec, vpcs, mtus, nic_types):
+    result = plan_of(spec)
+    networks = by_name(result, NETWORK)
+    assert len(networks) == vpcs
+    assert {n["mtu"] for n in networks.values()} == mtus
+    assert all(n["autoCreateSubnetworks"] is False for n in networks.values())
+    nics = one(result, TEMPLATE).inputs["networkInterfaces"]
+    assert [n["nicType"] for n in nics] == nic_types
+    subnets = by_name(result, SUBNET)
+    assert len(subnets) == len(nics)
+    assert sorted(n["subnetwork"] for n in nics) == sorted(f"{name}-id" for name in subnets)
+    assert result.outputs["nics_per_node"] == len(nic_types)
+
+
+def test_a3_mega_gpu_vpcs_each_carry_one_gpu_nic_and_an_internal_firewall():
+    result = plan_of(TRAIN)
+    nics = one(result, TEMPLATE).inputs["networkInterfaces"]
+    assert [n["network"] for n in nics[1:]] == [f"gpufleet-gpu-net-{i}-id" for i in range(8)]
+    firewalls = by_name(result, FIREWALL)
+    for i in range(8):
+        rule = firewalls[f"gpufleet-fw-internal-gpu-net-{i}"]
+        assert rule["network"] == f"gpufleet-gpu-net-{i}-id"
+        assert rule["sourceRanges"] == [by_name(result, SUBNET)[f"gpufleet-gpu-subnet-{i}"]["ipCidrRange"]]
+
+
+@pytest.mark.parametrize("spec", [A3_ULTRA, A4])
+def test_roce_vpc_has_the_rdma_profile_eight_subnets_and_no_firewall(spec):
+    result = plan_of(spec)
+    rdma = by_name(result, NETWORK)["gpufleet-rdma-net"]
+    assert rdma["networkProfile"] == f"projects/example-project/global/networkProfiles/{spec['zone']}-vpc-roce"
+    assert sum(1 for s in by_name(result, SUBNET).values() if s["network"] == "gpufleet-rdma-net-id") == 8
+    assert all(f["network"] != "gpufleet-rdma-net-id" for f in by_name(result, FIREWALL).values())
+    assert "networkProfile" not in by_name(result, NETWORK)["gpufleet-net"]
+    nics = one(result, TEMPLATE).inputs["networkInterfaces"]
+    assert {n["network"] for n in nics if n["nicType"] == "MRDMA"} == {"gpufleet-rdma-net-id"}
+
+
+def test_no_node_gets_an_external_ip_and_egress_goes_through_nat():
+    for spec in (TRAIN, DEV, A4):
+        nics = one(plan_of(spec), TEMPLATE).inputs["networkInterfaces"]
+        assert all("accessConfigs" not in n and "ipv6AccessConfigs" not in n for n in nics)
+    nat = one(plan_of(TRAIN), "gcp:compute/routerNat:RouterNat").inputs
+    assert nat["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    assert nat["subnetworks"] == [{"name": "gpufleet-subnet-id", "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
+    assert one(plan_of(TRAIN), "gcp:compute/router:Router").inputs["network"] == "gpufleet-net-id"
+
+
+def test_firewall_opens_ssh_to_iap_only_and_exporters_to_the_subnet_and_monitoring_cidrs():
+    result = plan_of({**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"]}})
+    rules = by_name(result, FIREWALL)
+    assert set(rules) == {"gpufleet-fw-ssh", "gpufleet-fw-internal", "gpufleet-fw-exporters"}
+    assert rules["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20"]
+    assert rules["gpufleet-fw-ssh"]["allows"] == [{"ports": ["22"], "protocol": "tcp"}]
+    assert rules["gpufleet-fw-exporters"]["sourceRanges"] == ["10.0.0.0/16", "10.9.0.0/24"]
+    assert rules["gpufleet-fw-exporters"]["allows"] == [{"ports": ["9400", "9100"], "protocol": "tcp"}]
+    assert rules["gpufleet-fw-internal"]["sourceRanges"] == ["10.0.0.0/16"]
+    email = "gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
+    assert all(r["direction"] == "INGRESS" and r["targetServiceAccounts"] == [email] for r in rules.values())
+
+
+def test_ssh_cidrs_join_the_iap_range():
+    rules = by_name(plan_of({**DEV, "access": {"ssh_cidrs": ["198.51.100.0/24"]}}), FIREWALL)
+    assert rules["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20", "198.51.100.0/24"]
+
+
+def test_compact_placement_policy_is_attached_to_the_template():
+    result = plan_of(TRAIN)
+    policy = one(result, POLICY).inputs
+    assert policy["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "maxDistance": 2}
+    assert policy["region"] == "us-central1"
+    template = one(result, TEMPLATE).inputs
+    assert template["resourcePolicies"] == "projects/example-project/regions/us-central1/resourcePolicies/gpufleet-pg"
+    assert result.outputs["placement_policy"] == "gpufleet-pg"
+
+
+def test_single_node_and_opt_out_declare_no_placement_policy():
+    assert not of_type(plan_of(DEV), POLICY)
+    assert "resourcePolicies" not in one(plan_of(DEV), TEMPLATE).inputs
+    assert not of_type(plan_of({**TRAIN, "placement_group": False}), POLICY)
+
+
+def test_spot_scheduling():
+    scheduling = one(plan_of(TRAIN), TEMPLATE).inputs["scheduling"]
+    assert scheduling == {"automaticRestart": False, "instanceTerminationAction": "DELETE",
+                          "onHostMaintenance": "TERMINATE", "preemptible": True, "provisioningModel": "SPOT"}
+
+
+def test_on_demand_scheduling():
+    scheduling = one(plan_of(DEV), TEMPLATE).inputs["scheduling"]
+    assert scheduling == {"automaticRestart": False, "onHostMaintenance": "TERMINATE", "preemptible": False,
+                          "provisioningModel": "STANDARD"}
+
+
+def test_template_boots_a_shielded_driver_ready_ubuntu_with_os_login_and_user_data():
+    template = one(plan_of(TRAIN), TEMPLATE).inputs
+    assert template["machineType"] == "a3-megagpu-8g"
+    [disk] = template["disks"]
+    assert disk["sourceImage"].startswith("projects/ubuntu-os-accelerator-images/global/images/family/")
+    assert disk["boot"] is True and disk["autoDelete"] is True and disk["diskSizeGb"] == 200
+    assert "diskEncryptionKey" not in disk  # Google-managed encryption at rest
+    assert template["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True,
+                                                  "enableVtpm": True}
+    metadata = template["metadata"]
+    assert metadata["enable-oslogin"] == "TRUE" and metadata["block-project-ssh-keys"] == "TRUE"
+    assert metadata["user-data"].startswith("#cloud-config")
+    assert "guestAccelerators" not in template  # the machine type brings its GPUs
+    assert template["serviceAccount"]["email"] == "gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
+
+
+def test_a4_boots_from_hyperdisk():
+    assert one(plan_of(A4), TEMPLATE).inputs["disks"][0]["diskType"] == "hyperdisk-balanced"
+
+
+@pytest.mark.parametrize("spec", [TRAIN, DEV, A4])
+def test_user_data_fits_the_metadata_value_limit(spec):
+    user_data = one(plan_of(spec), TEMPLATE).inputs["metadata"]["user-data"]
+    assert 0 < len(user_data.encode()) <= GCP_METADATA_VALUE_MAX_BYTES
+
+
+def test_user_data_is_byte_identical_between_runs():
+    first = one(plan_of(TRAIN), TEMPLATE).inputs
+    second = one(plan_spec(TRAIN), TEMPLATE).inputs
+    assert first == second
+
+
+def test_group_runs_the_node_count_in_the_zone():
+    group = one(plan_of(TRAIN), GROUP).inputs
+    assert group["targetSize"] == 2 and group["zone"] == "us-central1-a"
+    assert group["versions"] == [{"instanceTemplate": "gpufleet-template-id", "name": "nodes"}]
+    assert group["baseInstanceName"] == "gpufleet-test"
+    assert group["updatePolicy"]["type"] == "OPPORTUNISTIC"
+
+
+def test_changing_nodes_changes_only_the_groups_target_size():
+    small = {r.name: r.inputs for r in plan_of({**TRAIN, "nodes": 2}).resources}
+    large = {r.name: r.inputs for r in plan_of({**TRAIN, "nodes": 3}).resources}
+    assert small.keys() == large.keys()
+    changed = [name for name in small if small[name] != large[name]]
+    assert changed == ["gpufleet-nodes"]
+    assert {k for k in small["gpufleet-nodes"] if small["gpufleet-nodes"][k] != large["gpufleet-nodes"][k]} == {"targetSize"}
+
+
+def test_resource_count_stays_flat_as_nodes_grow():
+    assert len(plan_of({**TRAIN, "nodes": 8}).resources) == len(plan_of({**TRAIN, "nodes": 256}).resources)
+    unplaced = {**TRAIN, "placement_group": False}
+    assert len(plan_of({**unplaced, "nodes": 8}).resources) == len(plan_of({**unplaced, "nodes": 1024}).resources)
+
+
+def test_service_account_gets_only_log_metric_and_own_instance_label_rights():
+    result = plan_of(TRAIN)
+    account = one(result, "gcp:serviceaccount/account:Account").inputs
+    assert account["accountId"] == "gpufleet-test-nodes"
+    members = by_name(result, "gcp:projects/iAMMember:IAMMember")
+    assert {m["role"] for m in members.values()} == {
+        "roles/logging.logWriter", "roles/monitoring.metricWriter",
+        "projects/example-project/roles/gpufleet_test_health"}
+    assert all(m["member"] == "serviceAccount:gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
+               for m in members.values())
+    condition = members["gpufleet-sa-health"]["condition"]["expression"]
+    assert condition == ('resource.name.startsWith("projects/example-project/zones/us-central1-a/instances/'
+                         'gpufleet-test-")')
+    role = one(result, "gcp:projects/iAMCustomRole:IAMCustomRole").inputs
+    assert role["permissions"] == ["compute.instances.get", "compute.instances.setLabels"]
+
+
+def test_provenance_labels_on_the_template_and_descriptions_elsewhere():
+    result = plan_of({**TRAIN, "tags": {"Team": "ml"}})
+    template = one(result, TEMPLATE).inputs
+    assert template["labels"] == {"gpufleet-component": "gcpgpucluster", "gpufleet-role": "node",
+                                  "gpufleet-stack": "test", "team": "ml"}
+    assert template["disks"][0]["labels"]["gpufleet-role"] == "boot-disk"
+    described = [r for r in result.resources if r.custom and r.type not in (
+        "gcp:projects/iAMMember:IAMMember", "gcp:compute/routerNat:RouterNat")]
+    assert all("gpufleet: stack=test component=GcpGpuCluster" in r.inputs.get("description", "")
+               for r in described), [r.name for r in described if "description" not in r.inputs]
+
+
+def test_outputs_say_how_to_connect_list_nodes_and_what_it_costs():
+    outputs = plan_of(TRAIN).outputs
+    assert outputs["connect"].startswith("gcloud compute ssh --zone us-central1-a --tunnel-through-iap ")
+    assert "gcloud compute instance-groups managed list-instances gpufleet-nodes --zone us-central1-a" in outputs["list_nodes"]
+    assert outputs["hostfile"].endswith("slots=8/' > hostfile")
+    assert outputs["fabric"] == "tcpxo" and outputs["gpus_total"] == 16
+    assert outputs["estimated_usd_per_hour"] == pytest.approx(2 * 28.17013, abs=0.01)
+    assert len(outputs["gpu_networks"]) == 8 and outputs["fleet_name"] == "gpufleet-nodes"
+
+
+def test_project_comes_from_gcp_project_config():
+    result = run_program("test", {"gpufleet:cluster": A4, "gcp:project": "my-proj"})
+    rdma = by_name(result, NETWORK)["gpufleet-rdma-net"]
+    assert rdma["networkProfile"] == "projects/my-proj/global/networkProfiles/us-central1-b-vpc-roce"
+
+
+# --- refusals: one message naming the field, and nothing declared ---------------------------------------------
+
+
+def refused(spec: dict, match: str) -> None:
+    monitor = RecordingMonitor(PlanMocks())
+    with pytest.raises(pulumi.RunError, match=match):
+        run_program("test", {"gpufleet:cluster": spec}, monitor=monitor)
+    assert monitor.declared_resources() == []
+
+
+def test_refuses_more_nodes_than_compact_placement_holds():
+    refused({**TRAIN, "nodes": 257}, r"`nodes`: got 257; a compact placement policy for a3-megagpu-8g at max "
+                                     r"distance 2 holds at most 256 VMs")
+
+
+def test_refuses_an_accelerator_count_the_machine_type_does_not_have():
+    refused({**BASE, "accelerator": {"instance_type": "a3-megagpu-8g", "gpus_per_node": 4}},
+            r"`accelerator.gpus_per_node`: got 4; a3-megagpu-8g has 8 GPUs")
+    refused({**BASE, "accelerator": {"gpu": "H200", "gpus_per_node": 4}}, r"`accelerator.gpus_per_node`: got 4")
+
+
+def test_refuses_a_zone_without_the_machine_type():
+    refused({**A4, "zone": "us-central1-a"}, r"`zone`: got 'us-central1-a'; a4-highgpu-8g is not offered in that zone")
+
+
+def test_refuses_an_image_that_would_ignore_user_data():
+    refused({**DEV, "image": {"id": "projects/debian-cloud/global/images/family/debian-12"}},
+            r"`image.id`: .*do not run cloud-init")
+
+
+def test_refuses_mixed_market_spot_price_cap_and_bad_labels_all_at_once():
+    refused({**TRAIN, "market": {"type": "mixed", "on_demand_base": 1, "spot_max_price_per_hour": 5},
+             "tags": {"cost:center": "x"}},
+            r"(?s)3 problem.*`tags.cost:center`.*`market.type`.*`market.spot_max_price_per_hour`")
+
+
+def test_refuses_an_existing_subnet():
+    refused({**DEV, "network": {"existing_subnet_id": "projects/p/regions/us-central1/subnetworks/s"}},
+            r"`network.existing_subnet_id`")
