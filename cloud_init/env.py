@@ -1,4 +1,4 @@
-"""The node's parameters as files: /etc/gpufleet/node.env, /etc/nccl.conf and /etc/gpufleet/nccl.env.
+"""The node's parameters as files: /etc/gpufleet/node.env, /etc/nccl.conf and /etc/gpufleet/job.env.
 
 Scripts never contain per-node values; they read node.env. Values are single-quoted, which both `sh` and systemd's
 EnvironmentFile= read literally, so a value may not contain a single quote or a newline (the drain command, which
@@ -16,7 +16,8 @@ from .config import DCGM_EXPORTER_IMAGE, BootConfig
 NCCL_DIR = Path(__file__).parent / "nccl"
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 NODE_ENV_PATH = "/etc/gpufleet/node.env"
-NCCL_ENV_PATH = "/etc/gpufleet/nccl.env"
+JOB_ENV_PATH = "/etc/gpufleet/job.env"
+MPS_PIPE_DIRECTORY = "/run/nvidia-mps"
 NCCL_CONF_PATH = "/etc/nccl.conf"
 DRAIN_HOOK_PATH = "/etc/gpufleet/drain-hook"
 # Where each cloud's metadata service answers; tests point GPUFLEET_METADATA_URL at a loopback server.
@@ -123,13 +124,16 @@ def render_nccl_conf(config: BootConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_nccl_env(config: BootConfig) -> str:
-    """/etc/gpufleet/nccl.env: the same variables for shells (profile.d) and `gpufleet-run`."""
+def render_job_env(config: BootConfig) -> str:
+    """/etc/gpufleet/job.env: the NCCL variables plus the plugin library path and MPS pipe, for login shells
+    (/etc/profile.d/gpufleet-job-env.sh) and `gpufleet-run`."""
     items = nccl_items(config)
     library = nccl_library_path(config)
     if library:
         items.append(("GPUFLEET_NCCL_LIBRARY_PATH", library))
-    return render_env_file(items, f"gpufleet: NCCL environment for fabric {config.fabric}")
+    if config.mps is not None:
+        items.append(("CUDA_MPS_PIPE_DIRECTORY", MPS_PIPE_DIRECTORY))
+    return render_env_file(items, f"gpufleet: job environment for fabric {config.fabric}")
 
 
 def render_drain_hook(command: str) -> str:

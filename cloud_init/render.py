@@ -7,8 +7,8 @@ from __future__ import annotations
 import yaml
 
 from .config import BootConfig
-from .env import (DRAIN_HOOK_PATH, NCCL_CONF_PATH, NCCL_ENV_PATH, NODE_ENV_PATH, node_env_items, render_drain_hook,
-                  render_env_file, render_nccl_conf, render_nccl_env)
+from .env import (DRAIN_HOOK_PATH, NCCL_CONF_PATH, JOB_ENV_PATH, NODE_ENV_PATH, node_env_items, render_drain_hook,
+                  render_env_file, render_nccl_conf, render_job_env)
 from .parts import Part, static_parts, units_to_enable
 
 INSTALL_COMMAND = ["/usr/local/sbin/gpufleet-install"]
@@ -22,7 +22,7 @@ def generated_parts(config: BootConfig) -> list[Part]:
     parts = [
         Part(NODE_ENV_PATH, "0644", render_env_file(node_env_items(config, units_to_enable(config)), header)),
         Part(NCCL_CONF_PATH, "0644", render_nccl_conf(config)),
-        Part(NCCL_ENV_PATH, "0644", render_nccl_env(config)),
+        Part(JOB_ENV_PATH, "0644", render_job_env(config)),
     ]
     if config.spot_watcher:
         parts.append(Part(DRAIN_HOOK_PATH, "0755", render_drain_hook(config.drain_command)))
