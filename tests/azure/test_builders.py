@@ -74,8 +74,20 @@ def test_subnet_ids_name_their_resource_group():
     assert parse_subnet_id("/subscriptions/s1/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v") is None
 
 
-def test_image_reference_for_each_kind_and_pins():
-    assert image_reference(spec_of())["offer"] == "ubuntu-hpc"
+@pytest.mark.parametrize("kind, expected", [
+    ("driver-ready", {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2204", "version": "latest"}),
+    ("ubuntu-22.04", {"publisher": "Canonical", "offer": "0001-com-ubuntu-server-jammy", "sku": "22_04-lts-gen2",
+                      "version": "latest"}),
+    ("ubuntu-24.04", {"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "latest"}),
+])
+def test_image_reference_for_each_kind(kind, expected):
+    assert image_reference(spec_of(image={"kind": kind})) == expected
+
+
+def test_image_pins():
+    gallery = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/galleries/x/images/hpc/versions/1.0.0"
+    assert image_reference(spec_of(image={"id": gallery})) == {"id": gallery}
+    assert image_problems(spec_of(image={"id": gallery})) == []
     assert image_reference(spec_of(image={"id": "a:b:c:1.2"})) == {"publisher": "a", "offer": "b", "sku": "c",
                                                                    "version": "1.2"}
     assert image_problems(spec_of(image={"id": "a:b:c"}))[0].path == "image.id"
