@@ -25,6 +25,8 @@ from ..spec import ClusterSpec
 from ..spec.errors import Problem
 
 ACCELERATOR_FAMILY = "projects/ubuntu-os-accelerator-images/global/images/family/ubuntu-accelerator-2404-amd64-with-nvidia-{branch}"
+# Branches with an `ubuntu-accelerator-2404-amd64-with-nvidia-<branch>` family seen in public use (2025-2026).
+ACCELERATOR_BRANCHES = ("570", "580", "595")
 STOCK_FAMILIES = {
     "ubuntu-22.04": "projects/ubuntu-os-cloud/global/images/family/ubuntu-2204-lts",
     "ubuntu-24.04": "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
@@ -66,6 +68,11 @@ def image_problems(spec: ClusterSpec) -> list[Problem]:
     """A pinned image that is not a self link, or one that would ignore the node's cloud-init user data."""
     image_id = spec.image.id
     if image_id is None:
+        branch = spec.node.driver.branch
+        if spec.image.kind == "driver-ready" and branch not in ACCELERATOR_BRANCHES:
+            return [Problem("node.driver.branch", branch, "GCP's driver-ready Ubuntu accelerator images come with "
+                            f"driver branch {', '.join(ACCELERATOR_BRANCHES)}; pick one of them, or use "
+                            "`image.kind: ubuntu-24.04` to install this branch, or pin `image.id`")]
         return []
     match = IMAGE_LINK.match(image_id)
     if match is None:

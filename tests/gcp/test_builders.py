@@ -55,6 +55,11 @@ class TestImage:
         image = boot_image(spec())
         assert image.source == ACCELERATOR_FAMILY.format(branch="580") and image.shielded and image.warning is None
 
+    def test_driver_ready_needs_a_branch_with_an_accelerator_image(self):
+        [problem] = image_problems(spec(node={"driver": {"branch": "535"}}))
+        assert problem.path == "node.driver.branch"
+        assert image_problems(spec(node={"driver": {"branch": "535"}}, image={"kind": "ubuntu-24.04"})) == []
+
     @pytest.mark.parametrize("image_id", [
         "projects/debian-cloud/global/images/family/debian-12",
         "projects/deeplearning-platform-release/global/images/family/common-cu128-debian-11-py310",
