@@ -23,7 +23,9 @@ GCP_METADATA_VALUE_MAX_BYTES = 262144
 BASE = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2}
 TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "gpudirect"}
 DEV = {**BASE, "nodes": 1, "accelerator": {"instance_type": "g2-standard-8"}}
-A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}}
+A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}, "tags": {"Team": "ml"}}
+DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": ["198.51.100.0/24"]}}
+UNPLACED = {**TRAIN, "placement_group": False, "nodes": 8}
 A3_HIGH = {**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}}
 A3_ULTRA = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a3-ultragpu-8g"}}
 A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}}
@@ -118,21 +120,16 @@ def test_no_node_gets_an_external_ip_and_egress_goes_through_nat():
 
 
 def test_firewall_opens_ssh_to_iap_only_and_exporters_to_the_subnet_and_monitoring_cidrs():
-    result = plan_of({**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"]}})
-    rules = by_name(result, FIREWALL)
+    assert by_name(plan_of(DEV), FIREWALL)["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20"]
+    rules = by_name(plan_of(DEV_OPEN), FIREWALL)
     assert set(rules) == {"gpufleet-fw-ssh", "gpufleet-fw-internal", "gpufleet-fw-exporters"}
-    assert rules["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20"]
+    assert rules["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20", "198.51.100.0/24"]
     assert rules["gpufleet-fw-ssh"]["allows"] == [{"ports": ["22"], "protocol": "tcp"}]
     assert rules["gpufleet-fw-exporters"]["sourceRanges"] == ["10.0.0.0/16", "10.9.0.0/24"]
     assert rules["gpufleet-fw-exporters"]["allows"] == [{"ports": ["9400", "9100"], "protocol": "tcp"}]
     assert rules["gpufleet-fw-internal"]["sourceRanges"] == ["10.0.0.0/16"]
     email = "gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
     assert all(r["direction"] == "INGRESS" and r["targetServiceAccounts"] == [email] for r in rules.values())
-
-
-def test_ssh_cidrs_join_the_iap_range():
-    rules = by_name(plan_of({**DEV, "access": {"ssh_cidrs": ["198.51.100.0/24"]}}), FIREWALL)
-    assert rules["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20", "198.51.100.0/24"]
 
 
 def test_compact_placement_policy_is_attached_to_the_template():
@@ -148,7 +145,7 @@ def test_compact_placement_policy_is_attached_to_the_template():
 def test_single_node_and_opt_out_declare_no_placement_policy():
     assert not of_type(plan_of(DEV), POLICY)
     assert "resourcePolicies" not in one(plan_of(DEV), TEMPLATE).inputs
-    assert not of_type(plan_of({**TRAIN, "placement_group": False}), POLICY)
+    assert not of_type(plan_of(UNPLACED), POLICY)
 
 
 def test_spot_scheduling():
@@ -213,9 +210,11 @@ def test_changing_nodes_changes_only_the_groups_target_size():
 
 
 def test_resource_count_stays_flat_as_nodes_grow():
-    assert len(plan_of({**TRAIN, "nodes": 8}).resources) == len(plan_of({**TRAIN, "nodes": 256}).resources)
-    unplaced = {**TRAIN, "placement_group": False}
-    assert len(plan_of({**unplaced, "nodes": 8}).resources) == len(plan_of({**unplaced, "nodes": 1024}).resources)
+    """8 vs 1024 nodes without placement; 2, 3 and 256 (the policy's cap) with it."""
+    assert len(plan_of(UNPLACED).resources) == len(plan_of({**UNPLACED, "nodes": 1024}).resources)
+    placed = len(plan_of(TRAIN).resources)
+    assert len(plan_of({**TRAIN, "nodes": 3}).resources) == len(plan_of({**TRAIN, "nodes": 256}).resources) == placed
+    assert placed == len(plan_of(UNPLACED).resources) + 1  # the placement policy
 
 
 def test_service_account_gets_only_log_metric_and_own_instance_label_rights():
@@ -236,14 +235,14 @@ def test_service_account_gets_only_log_metric_and_own_instance_label_rights():
 
 
 def test_provenance_labels_on_the_template_and_descriptions_elsewhere():
-    result = plan_of({**TRAIN, "tags": {"Team": "ml"}})
+    result = plan_of(A2)
     template = one(result, TEMPLATE).inputs
     assert template["labels"] == {"gpufleet-component": "gcpgpucluster", "gpufleet-role": "node",
                                   "gpufleet-stack": "test", "team": "ml"}
     assert template["disks"][0]["labels"]["gpufleet-role"] == "boot-disk"
     described = [r for r in result.resources if r.custom and r.type not in (
         "gcp:projects/iAMMember:IAMMember", "gcp:compute/routerNat:RouterNat")]
-    assert all("gpufleet: stack=test component=GcpGpuCluster" in r.inputs.get("description", "")
+    assert described and all("gpufleet: stack=test component=GcpGpuCluster" in r.inputs.get("description", "")
                for r in described), [r.name for r in described if "description" not in r.inputs]
 
 
