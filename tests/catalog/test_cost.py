@@ -8,7 +8,7 @@ import pytest
 
 from components.catalog.cost import (HOURS_PER_MONTH, NodePrices, cluster_cost, cost_table, cost_table_lines,
                                      hourly_cost, market_costs)
-from components.catalog.freshness import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
+from components.catalog.age import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
                                           catalog_age_warning)
 from components.catalog.selector import select
 from components.spec.parse import parse_cluster_spec

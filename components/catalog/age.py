@@ -42,3 +42,20 @@ def catalog_age_warning(today: date, catalog: Optional[Catalog] = None, cloud: O
         return None
     return (f"the catalog's prices are {age} days old (older than {STALE_AFTER_DAYS}); costs may be off. Refresh with "
             f"`gpufleet catalog refresh --cloud {cloud or 'aws|azure|gcp'}`")
+
+
+def catalog_age_notes(today: Optional[date] = None, cloud: Optional[str] = None,
+                      catalog: Optional[Catalog] = None) -> list[str]:
+    """What the plan prints under its cost table: the age line, and the warning when the prices are stale.
+
+    One line per cloud with prices (or only `cloud`'s). `today` defaults to `date.today()`; pass it for
+    deterministic output.
+    """
+    today = today or date.today()
+    catalog = catalog or load_catalog()
+    clouds = [cloud] if cloud else sorted({p.cloud for p in catalog.raw_prices})
+    notes = []
+    for name in clouds:
+        warning = catalog_age_warning(today, catalog, name)
+        notes += [catalog_age_line(today, catalog, name), *([f"warning: {warning}"] if warning else [])]
+    return notes

@@ -1,0 +1,130 @@
+"""`gpufleet catalog`, `gpufleet catalog refresh` and `gpufleet select`.
+
+    gpufleet catalog [--gpu H100] [--gpus-per-node 8] [--min-gpu-memory 80] [--fabric rdma] [--cloud aws]
+                     [--region us-east-1] [--market spot] [--max-price 40] [--all-zones] [--flagged] [--json]
+    gpufleet catalog refresh --cloud aws|azure|gcp [--from-file FILE ...] [--write] [--json]
+    gpufleet select --gpu H100 --gpus-per-node 8 --nodes 2 --market spot [--fabric rdma] [--cloud ..]
+                    [--region ..] [--job-gpu-hours N --reference-gpu A100] [--speed-factor H100=2.1]
+                    [--stack aws-train | --stack path/to/Pulumi.x.yaml] [--limit 15] [--all-zones] [--json]
+
+`add_commands(subparsers)` registers them on the `gpufleet` parser. Each handler returns an exit code:
+0 ok, 1 nothing feasible or a refresh that could not run, 2 bad input (one message, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+from typing import Optional
+
+from rich.console import Console
+
+from ..spec.errors import Problem, SpecError
+from .age import catalog_age_notes
+from .loader import CLOUDS, Catalog, load_catalog
+from .offers import FABRICS, MARKETS, Requirement, best_per_region, rank
+from .render import (catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection,
+                     selection_document)
+from .requirement import requirement_from_args
+
+OK, NOTHING_FEASIBLE, BAD_INPUT = 0, 1, 2
+
+
+def add_commands(subparsers) -> None:
+    """Registers `catalog` (with its `refresh` action) and `select` on the `gpufleet` subparsers."""
+    catalog = subparsers.add_parser("catalog", help="list GPU instance offers and their prices, or refresh prices")
+    _filters(catalog)
+    catalog.add_argument("--market", choices=("on-demand", "spot", "reserved-1y", "reserved-3y"), default="on-demand",
+                         help="the price that sorts the list and that --max-price limits (default: on-demand)")
+    catalog.add_argument("--flagged", action="store_true", help="list the rows the sanity checks refused, and why")
+    catalog.set_defaults(handler=run_catalog)
+    actions = catalog.add_subparsers(dest="catalog_action")
+    from .refresh.command import add_refresh_arguments, run_refresh
+    refresh = actions.add_parser("refresh", help="rebuild a cloud's price file from its public pricing API")
+    add_refresh_arguments(refresh)
+    refresh.set_defaults(handler=run_refresh)
+
+    select = subparsers.add_parser("select", help="rank the feasible offers for a cluster across clouds and zones")
+    _filters(select)
+    select.add_argument("--nodes", type=int, help="nodes in the cluster (default 1, or the stack's)")
+    select.add_argument("--market", choices=MARKETS, help="how nodes are bought (default on-demand, or the stack's)")
+    select.add_argument("--on-demand-base", type=int, help="with --market mixed: nodes bought on demand")
+    select.add_argument("--job-gpu-hours", type=float, help="job size in GPU-hours on the reference GPU")
+    select.add_argument("--reference-gpu", help="GPU the job size is measured on (default A100)")
+    select.add_argument("--speed-factor", action="append", default=[], metavar="GPU=X",
+                        help="measured speed of GPU relative to the reference GPU for this workload (repeatable)")
+    select.add_argument("--stack", help="take the cluster shape from a stack: its name or a Pulumi.<stack>.yaml path")
+    select.add_argument("--limit", type=int, default=15, help="rows to show (default 15; 0 = all)")
+    select.set_defaults(handler=run_select)
+
+
+def _filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpu", action="append", default=[], help="GPU model, e.g. H100 (repeatable or a,b)")
+    parser.add_argument("--gpus-per-node", type=int, help="GPUs per node")
+    parser.add_argument("--min-gpu-memory", type=float, help="minimum GiB per GPU")
+    parser.add_argument("--fabric", choices=tuple(FABRICS), help="any (default), rdma, tcp, efa, infiniband, gpudirect")
+    parser.add_argument("--cloud", action="append", default=[], help=f"{', '.join(CLOUDS)} (repeatable or a,b)")
+    parser.add_argument("--region", action="append", default=[], help="region (repeatable or a,b)")
+    parser.add_argument("--max-price", type=float, help="highest USD per hour for the whole cluster")
+    parser.add_argument("--all-zones", action="store_true", help="one row per zone instead of per region")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run_select(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
+    catalog = catalog or load_catalog()
+    try:
+        req = requirement_from_args(args, catalog, select=True)
+    except SpecError as err:
+        return _bad_input(err)
+    ranking = rank(req, catalog)
+    offers = list(ranking.offers if args.all_zones else best_per_region(ranking.offers))
+    offers = offers[:args.limit] if args.limit else offers
+    clouds = req.clouds or CLOUDS
+    missing = {c: o for c, o in ranking.clouds_without_offer(clouds).items()} if ranking.offers else {}
+    notes = catalog_age_notes(today, catalog=catalog)
+    if args.json:
+        print(dumps(selection_document(req, ranking, offers, catalog, notes, missing)))
+    else:
+        print_selection(_console(), req, ranking, offers, catalog, notes, missing)
+    return OK if ranking.offers else NOTHING_FEASIBLE
+
+
+def run_catalog(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
+    catalog = catalog or load_catalog()
+    if args.flagged:
+        flags = [f for f in catalog.flags if not args.cloud or f.cloud in _split(args.cloud)]
+        print(dumps([flag_dict(f) for f in flags])) if args.json else print_flags(_console(), flags)
+        return OK
+    try:
+        req = requirement_from_args(args, catalog, select=False)
+    except SpecError as err:
+        return _bad_input(err)
+    ranking = rank(req, catalog)
+    listed = list(ranking.offers) + [o for o in ranking.rejected if o.only_unpriced and req.max_usd_per_hour is None]
+    listed.sort(key=lambda o: (o.usd_per_hour is None, o.usd_per_hour or 0.0, o.candidate.instance.cloud,
+                               o.candidate.instance.name, o.candidate.region, o.candidate.zone))
+    rows = catalog_rows(listed if args.all_zones else best_per_region(listed), req, catalog)
+    notes = catalog_age_notes(today, catalog=catalog)
+    if args.json:
+        print(dumps({"catalog": notes, "offers": rows, "flagged_rows": len(catalog.flags)}))
+    else:
+        print_catalog(_console(), rows, len(catalog.flags), notes)
+    return OK
+
+
+def _bad_input(err: SpecError) -> int:
+    print(f"error: {err}", file=sys.stderr)
+    return BAD_INPUT
+
+
+def _split(values: list[str]) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+
+
+def _console() -> Console:
+    return Console(soft_wrap=False, width=200, highlight=False)
+
+
+def problem(path: str, value, expected: str, root: str) -> SpecError:
+    return SpecError([Problem(path, value, expected)], root=root)

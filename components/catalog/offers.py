@@ -1,0 +1,295 @@
+"""Offers: every place a cluster of a given shape can run, what it costs there, and why other places cannot.
+
+A candidate is one instance type at one location: a zone where the catalog prices the type per zone (AWS, GCP),
+or a region where it prices per region (Azure, and AWS regions known only from region-wide prices). A
+multi-node RDMA cluster runs all its nodes in one such location, so its price is that location's price, never
+the cheapest zone anywhere. Each candidate either meets a `Requirement` (an offer) or fails it with reasons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterator, Optional
+
+from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
+from .loader import Catalog
+from .models import InstanceType, Price
+from .zones import is_edge, zone_kind
+
+MARKETS = ("on-demand", "spot", "mixed", "reserved-1y", "reserved-3y")
+# `--fabric` values: any (RDMA if the type has it), rdma (any RDMA fabric), tcp, or one cloud fabric family.
+FABRICS = {"any": None, "tcp": None, "rdma": ("efa", "infiniband", "tcpx", "tcpxo", "roce"), "efa": ("efa",),
+           "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
+DEFAULT_REFERENCE_GPU = "A100"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What the user asks for. Empty tuples mean "any"."""
+
+    gpus: tuple[str, ...] = ()  # canonical GPU models
+    gpus_per_node: Optional[int] = None
+    nodes: int = 1
+    market: str = "on-demand"
+    on_demand_base: int = 0  # with market "mixed"
+    fabric: str = "any"
+    clouds: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    min_gpu_memory_gib: Optional[float] = None
+    max_usd_per_hour: Optional[float] = None
+    job_gpu_hours: Optional[float] = None  # the job's size in GPU-hours on `reference_gpu`
+    reference_gpu: str = DEFAULT_REFERENCE_GPU
+    speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
+
+    @property
+    def needs_rdma(self) -> bool:
+        return self.fabric not in ("any", "tcp")
+
+    def rdma_cluster(self, instance: InstanceType) -> bool:
+        """Nodes that will talk RDMA: several nodes, and a fabric asked for or (with "any") the type's own."""
+        return self.nodes > 1 and self.fabric != "tcp" and instance.fabric is not None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One instance type at one location, with its node prices there (flagged prices already removed)."""
+
+    instance: InstanceType
+    region: str
+    zone: str
+    prices: NodePrices
+    source: str  # "key" of the price rows used
+    flag_reasons: tuple[str, ...]  # why the catalog refused this type or a price here
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A candidate priced for a requirement. `reasons` is empty for a feasible offer."""
+
+    candidate: Candidate
+    usd_per_hour: Optional[float]
+    relative_speed: Optional[float]
+    job_usd: Optional[float]
+    job_hours: Optional[float]
+    reasons: tuple[str, ...] = field(default=())
+    price_missing: bool = False  # one of `reasons` is that the market has no price here
+
+    @property
+    def feasible(self) -> bool:
+        return not self.reasons
+
+    @property
+    def only_unpriced(self) -> bool:
+        """Meets every requirement except that the catalog has no price for the market here."""
+        return self.price_missing and len(self.reasons) == 1
+
+    def as_dict(self, requirement: Requirement, catalog: Catalog) -> dict:
+        c, i = self.candidate, self.candidate.instance
+        total_gpus = i.gpus * requirement.nodes
+        gpu = catalog.gpus.get(i.gpu)
+        pflops = (gpu.bf16_dense_tflops * total_gpus / 1000) if gpu and gpu.bf16_dense_tflops else None
+        source = catalog.source_of_key(i.cloud, c.source)
+        return {
+            "cloud": i.cloud, "instance_type": i.name, "region": c.region, "zone": c.zone,
+            "zone_kind": zone_kind(i.cloud, c.zone), "gpu": i.gpu, "gpus_per_node": i.gpus,
+            "gpu_memory_gib": i.gpu_memory_gib, "nodes": requirement.nodes, "gpus_total": total_gpus,
+            "fabric": i.fabric or "tcp", "network_gbps": i.network_gbps, "market": requirement.market,
+            "node_usd_per_hour": {"on_demand": c.prices.on_demand, "spot": c.prices.spot,
+                                  "reserved_1y": c.prices.reserved_1y, "reserved_3y": c.prices.reserved_3y},
+            "usd_per_hour": _round(self.usd_per_hour, 4),
+            "usd_per_month": _round(None if self.usd_per_hour is None else self.usd_per_hour * HOURS_PER_MONTH, 2),
+            "usd_per_gpu_hour": _round(None if self.usd_per_hour is None else self.usd_per_hour / total_gpus, 4),
+            "usd_per_dense_pflop_hour": _round(self.usd_per_hour / pflops if self.usd_per_hour and pflops else None, 4),
+            "relative_speed": _round(self.relative_speed, 3), "job_usd": _round(self.job_usd, 2),
+            "job_hours": _round(self.job_hours, 2),
+            "price_source": source.source if source else "", "snapshot_date": source.snapshot_date.isoformat()
+            if source else None, "reasons": list(self.reasons),
+        }
+
+
+class Ranking:
+    """Feasible offers, best first; the infeasible ones (with every reason) are worked out only when asked."""
+
+    def __init__(self, requirement: Requirement, catalog: Catalog, offers: list[Offer], misses: list[Candidate]):
+        self.requirement, self.catalog = requirement, catalog
+        self.offers = tuple(offers)
+        self._misses = misses
+        self._rejected: Optional[tuple[Offer, ...]] = None
+
+    @property
+    def rejected(self) -> tuple[Offer, ...]:
+        """Infeasible offers, nearest first: fewest reasons, then "only the price is missing", then cost."""
+        if self._rejected is None:
+            offers = [evaluate(self.requirement, c, self.catalog) for c in self._misses]
+            self._rejected = tuple(sorted(offers, key=lambda o: (len(o.reasons), not o.price_missing,
+                                                                 _none_last(o.usd_per_hour), _name_key(o))))
+        return self._rejected
+
+    def nearest(self, count: int = 5) -> tuple[Offer, ...]:
+        """The closest misses, one per (cloud, instance type), so each shows a different reason."""
+        seen, result = set(), []
+        for offer in self.rejected:
+            key = (offer.candidate.instance.cloud, offer.candidate.instance.name)
+            if key not in seen:
+                seen.add(key)
+                result.append(offer)
+        return tuple(result[:count])
+
+    def clouds_without_offer(self, clouds=("aws", "azure", "gcp")) -> dict[str, Offer]:
+        """For each cloud with no feasible offer, its nearest miss (when it has any candidate at all)."""
+        offered = {o.candidate.instance.cloud for o in self.offers}
+        misses = {}
+        for offer in self.rejected:
+            misses.setdefault(offer.candidate.instance.cloud, offer)
+        return {c: misses[c] for c in clouds if c not in offered and c in misses}
+
+
+def rank(requirement: Requirement, catalog: Catalog) -> Ranking:
+    """Feasible offers sorted by job cost (when a job size is given) or $/hour, then by name."""
+    offers, misses = [], []
+    for candidate in candidates(catalog):
+        hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
+        if next(_reasons(requirement, candidate, hourly), None) is None:
+            offers.append(evaluate(requirement, candidate, catalog))
+        else:
+            misses.append(candidate)
+    offers.sort(key=lambda o: sort_key(requirement, o))
+    return Ranking(requirement, catalog, offers, misses)
+
+
+def sort_key(requirement: Requirement, offer: Offer) -> tuple:
+    primary = offer.job_usd if requirement.job_gpu_hours is not None else offer.usd_per_hour
+    return (_none_last(primary), _none_last(offer.usd_per_hour), _name_key(offer))
+
+
+def best_per_region(offers) -> list[Offer]:
+    """The first (best) offer of each (cloud, type, region): one row per region for tables."""
+    seen, best = set(), []
+    for offer in offers:
+        key = (offer.candidate.instance.cloud, offer.candidate.instance.name, offer.candidate.region)
+        if key not in seen:
+            seen.add(key)
+            best.append(offer)
+    return best
+
+
+def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> Optional[float]:
+    """Speed against the reference GPU: a measured factor when given, else the dense TFLOPS ratio."""
+    factors = dict(requirement.speed_factors)
+    if gpu in factors:
+        return factors[gpu]
+    if gpu == requirement.reference_gpu:
+        return 1.0
+    mine, ref = catalog.gpus.get(gpu), catalog.gpus.get(requirement.reference_gpu)
+    if not mine or not ref or not mine.bf16_dense_tflops or not ref.bf16_dense_tflops:
+        return None
+    return mine.bf16_dense_tflops / ref.bf16_dense_tflops
+
+
+def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -> Offer:
+    """Prices the candidate for the requirement and lists every requirement it misses."""
+    hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
+    speed = relative_speed(candidate.instance.gpu, requirement, catalog)
+    job_usd = job_hours = None
+    if requirement.job_gpu_hours is not None and speed and hourly is not None:
+        gpu_hours = requirement.job_gpu_hours / speed
+        total = candidate.instance.gpus * requirement.nodes
+        job_hours = gpu_hours / total
+        job_usd = hourly * job_hours
+    reasons = tuple(_reasons(requirement, candidate, hourly))
+    return Offer(candidate=candidate, usd_per_hour=hourly, relative_speed=speed, job_usd=job_usd,
+                 job_hours=job_hours, reasons=reasons, price_missing=hourly is None)
+
+
+def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterator[str]:
+    """Every requirement the candidate misses, cheapest checks first (`rank` stops at the first)."""
+    i = c.instance
+    if req.gpus and i.gpu not in req.gpus:
+        yield f"carries {i.gpu}, not {' or '.join(req.gpus)}"
+    if req.gpus_per_node is not None and i.gpus != req.gpus_per_node:
+        yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
+    if req.clouds and i.cloud not in req.clouds:
+        yield f"cloud {i.cloud!r} is not among {', '.join(req.clouds)}"
+    if req.regions and c.region not in req.regions:
+        yield f"region {c.region!r} is not among {', '.join(req.regions)}"
+    for r in c.flag_reasons:
+        if r.startswith("[row]"):
+            yield f"refused by the catalog's checks: {r[len('[row] '):]}"
+    if req.min_gpu_memory_gib is not None and i.gpu_memory_gib < req.min_gpu_memory_gib:
+        yield f"{i.gpu_memory_gib:g} GiB per GPU, under {req.min_gpu_memory_gib:g}"
+    wanted = FABRICS[req.fabric]
+    if wanted and i.fabric not in wanted:
+        yield f"no {req.fabric.upper()} fabric (" + (f"has {i.fabric}" if i.fabric else
+                                                      f"TCP only, {i.network_gbps:g} Gbps") + ")"
+    if req.rdma_cluster(i) and is_edge(i.cloud, c.zone):
+        yield f"{c.zone} is a {zone_kind(i.cloud, c.zone)} (edge location): no multi-node RDMA cluster there"
+    if hourly is None:
+        missing = _missing_prices(req, c)
+        flagged = [r[len("[price] "):] for r in c.flag_reasons if r.startswith("[price]")]
+        yield f"no {missing} price here" + (f" (flagged: {'; '.join(flagged)})" if flagged else "")
+    elif req.max_usd_per_hour is not None and hourly > req.max_usd_per_hour:
+        yield f"costs ${hourly:,.2f}/h, above the limit of ${req.max_usd_per_hour:,.2f}/h"
+
+
+def _missing_prices(req: Requirement, c: Candidate) -> str:
+    needed = {"on-demand": ["on_demand"], "spot": ["spot"], "reserved-1y": ["reserved_1y"],
+              "reserved-3y": ["reserved_3y"]}.get(req.market)
+    if needed is None:  # mixed
+        needed = (["on_demand"] if req.on_demand_base else []) + (["spot"] if req.nodes > req.on_demand_base else [])
+    return " or ".join(n.replace("_", "-") for n in needed if getattr(c.prices, n) is None)
+
+
+@lru_cache(maxsize=8)
+def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
+    """Every (instance type, location) the catalog lists, flagged types included (they fail with the reason)."""
+    result = []
+    instances = {**catalog.instances, **catalog.flagged_instances}
+    clean = {}
+    for p in catalog.prices:
+        clean.setdefault((p.cloud, p.instance_type, p.region), []).append(p)
+    raw = {}
+    for p in catalog.raw_prices:
+        raw.setdefault((p.cloud, p.instance_type), {}).setdefault(p.region, []).append(p)
+    for (cloud, name), instance in sorted(instances.items()):
+        row_flags = tuple(f"[row] {f.reason}" for f in catalog.flags_of(cloud, name) if f.scope == "row"
+                          and not f.region)
+        for region, rows in sorted(raw.get((cloud, name), {}).items()):
+            usable = clean.get((cloud, name, region), [])
+            zones = sorted({p.zone for p in rows if p.zone}) or [""]
+            for zone in zones:
+                flags = row_flags + tuple(f"[price] {f.reason}" for f in catalog.flags_of(cloud, name, region)
+                                          if (f.region or f.scope != "row") and f.zone in ("", zone))
+                result.append(Candidate(instance=instance, region=region, zone=zone,
+                                        prices=_location_prices(usable, zone), source=_source_key(rows, zone),
+                                        flag_reasons=flags))
+    return tuple(result)
+
+
+def _location_prices(rows: list[Price], zone: str) -> NodePrices:
+    """On-demand and reserved are regional (the highest the region's rows give); spot is the zone's own."""
+    here = [p for p in rows if p.zone == zone]
+    return NodePrices(on_demand=_max(p.on_demand for p in rows), spot=_max(p.spot for p in here),
+                      reserved_1y=_max(p.reserved_1y for p in rows), reserved_3y=_max(p.reserved_3y for p in rows))
+
+
+def _source_key(rows: list[Price], zone: str) -> str:
+    here = [p.source for p in rows if p.zone == zone] or [p.source for p in rows]
+    return sorted(here)[0]
+
+
+def _max(values) -> Optional[float]:
+    return max((v for v in values if v is not None), default=None)
+
+
+def _none_last(value: Optional[float]) -> tuple:
+    return (value is None, value or 0.0)
+
+
+def _name_key(offer: Offer) -> tuple:
+    c = offer.candidate
+    return (c.instance.cloud, c.instance.name, c.region, c.zone)
+
+
+def _round(value: Optional[float], digits: int) -> Optional[float]:
+    return None if value is None else round(value, digits)

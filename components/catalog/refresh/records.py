@@ -1,0 +1,27 @@
+"""The parsers' common output: one cloud's prices for one instance type at one location."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+PRICE_FIELDS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+HOURS_1Y = 8760
+HOURS_3Y = 26280
+
+
+@dataclass(frozen=True)
+class PriceRecord:
+    """USD per node-hour; zone "" for a region-wide price. None = the response did not price it."""
+
+    instance_type: str
+    region: str
+    zone: str = ""
+    on_demand: Optional[float] = None
+    spot: Optional[float] = None
+    reserved_1y: Optional[float] = None
+    reserved_3y: Optional[float] = None
+
+
+class RefreshError(Exception):
+    """A refresh that cannot run: no network, no credentials, or a response in an unexpected shape."""

@@ -1,0 +1,144 @@
+"""Tables (rich) and JSON documents for `gpufleet catalog` and `gpufleet select`. JSON output is deterministic."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Iterable, Optional
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .cost import HOURS_PER_MONTH
+from .loader import Catalog
+from .models import Flag
+from .offers import Offer, Ranking, Requirement
+
+
+def dumps(document) -> str:
+    return json.dumps(document, indent=2, sort_keys=False, ensure_ascii=True)
+
+
+def requirement_dict(req: Requirement) -> dict:
+    values = asdict(req)
+    values["speed_factors"] = dict(req.speed_factors)
+    return values
+
+
+def flag_dict(flag: Flag) -> dict:
+    return {"cloud": flag.cloud, "instance_type": flag.instance_type, "region": flag.region, "zone": flag.zone,
+            "excludes": flag.scope, "kind": flag.kind, "reason": flag.reason}
+
+
+def selection_document(req: Requirement, ranking: Ranking, offers: list[Offer], catalog: Catalog,
+                       age_notes: list[str], missing_clouds: dict[str, Offer]) -> dict:
+    return {
+        "requirement": requirement_dict(req),
+        "catalog": age_notes,
+        "offers": [o.as_dict(req, catalog) for o in offers],
+        "feasible_offers": len(ranking.offers),
+        "nearest": [] if ranking.offers else [o.as_dict(req, catalog) for o in ranking.nearest()],
+        "clouds_without_offer": {c: o.as_dict(req, catalog) for c, o in missing_clouds.items()},
+    }
+
+
+def print_selection(console: Console, req: Requirement, ranking: Ranking, offers: list[Offer], catalog: Catalog,
+                    age_notes: list[str], missing_clouds: dict[str, Offer]) -> None:
+    job = req.job_gpu_hours is not None
+    title = (f"{req.nodes} node(s) x {req.gpus_per_node or 'any'} x {'/'.join(req.gpus) or 'any GPU'}, "
+             f"{req.market}, fabric {req.fabric}: {len(ranking.offers)} feasible offer(s)")
+    table = Table(title=title, title_justify="left")
+    columns = ["#", "cloud", "instance type", "GPUs", "region", "zone", "fabric", "$/hour", "$/month", "$/GPU-h",
+               "$/PFLOP-h"] + (["speed", "job hours", "job $"] if job else []) + ["prices from"]
+    for name in columns:
+        table.add_column(name, justify="right" if name.startswith(("$", "#", "speed", "job")) else "left")
+    for index, offer in enumerate(offers, 1):
+        d = offer.as_dict(req, catalog)
+        row = [str(index), d["cloud"], d["instance_type"], f"{d['gpus_per_node']}x {d['gpu']}", d["region"],
+               _zone(d), f"{d['fabric']} {d['network_gbps']:g}G", _money(d["usd_per_hour"]),
+               _money(d["usd_per_month"], 0), _money(d["usd_per_gpu_hour"]), _money(d["usd_per_dense_pflop_hour"])]
+        if job:
+            row += [_num(d["relative_speed"], "x"), _num(d["job_hours"]), _money(d["job_usd"], 0)]
+        table.add_row(*(escape(cell) for cell in row), d["snapshot_date"] or "")
+    console.print(table)
+    if job:
+        console.print(f"job: {req.job_gpu_hours:g} GPU-hours on {req.reference_gpu}; speed = dense BF16 TFLOPS "
+                      f"ratio to {req.reference_gpu} unless --speed-factor gives a measured one")
+    if not ranking.offers:
+        console.print("no offer meets the requirement; the nearest ones and why each fails:")
+        for offer in ranking.nearest():
+            _print_miss(console, offer)
+    for cloud, offer in missing_clouds.items():
+        console.print(f"{cloud}: no feasible offer; nearest:")
+        _print_miss(console, offer)
+    console.print(f"$/month = {HOURS_PER_MONTH} h; $/PFLOP-h = $/hour per dense BF16 PFLOPS of all GPUs; "
+                  "multi-node prices are one zone's (all nodes in that zone)")
+    for note in age_notes:
+        console.print(note, markup=False)
+
+
+def catalog_rows(offers: Iterable[Offer], req: Requirement, catalog: Catalog) -> list[dict]:
+    rows = []
+    for offer in offers:
+        d = offer.as_dict(req, catalog)
+        i = offer.candidate.instance
+        rows.append({key: d[key] for key in ("cloud", "instance_type", "gpu", "gpus_per_node", "gpu_memory_gib")}
+                    | {"vcpus": i.vcpus, "memory_gib": i.memory_gib, "fabric": d["fabric"],
+                       "network_gbps": i.network_gbps, "network_burst": i.network_burst, "nvswitch": i.nvswitch,
+                       "network_cards": i.network_cards, "efa_interfaces": i.efa_interfaces,
+                       "region": d["region"], "zone": d["zone"], "zone_kind": d["zone_kind"]}
+                    | d["node_usd_per_hour"] | {"price_source": d["price_source"], "snapshot_date": d["snapshot_date"]})
+    return rows
+
+
+def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: list[str]) -> None:
+    table = Table(title=f"{len(rows)} offer(s), USD per node-hour", title_justify="left")
+    for name in ("cloud", "instance type", "GPUs", "GiB/GPU", "vCPU", "RAM GiB", "fabric", "NVSwitch", "region",
+                 "zone", "on-demand", "spot", "1y", "3y", "prices from"):
+        table.add_column(name, justify="right" if name in ("GiB/GPU", "vCPU", "RAM GiB", "on-demand", "spot", "1y",
+                                                            "3y") else "left")
+    for r in rows:
+        fabric = f"{r['fabric']} {'up to ' if r['network_burst'] else ''}{r['network_gbps']:g}G"
+        cells = [r["cloud"], r["instance_type"], f"{r['gpus_per_node']}x {r['gpu']}", f"{r['gpu_memory_gib']:g}",
+                 str(r["vcpus"]), f"{r['memory_gib']:g}", fabric, "yes" if r["nvswitch"] else "no", r["region"],
+                 _zone(r), *(_money(r[k]) for k in ("on_demand", "spot", "reserved_1y", "reserved_3y")),
+                 r["snapshot_date"] or ""]
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+    console.print("- = no public price in the catalog (missing, not zero)")
+    if flagged:
+        console.print(f"{flagged} catalog row(s) flagged by the sanity checks and excluded; see `gpufleet catalog "
+                      "--flagged`")
+    for note in age_notes:
+        console.print(note, markup=False)
+
+
+def print_flags(console: Console, flags: list[Flag]) -> None:
+    table = Table(title=f"{len(flags)} flagged row(s): excluded from selection", title_justify="left")
+    for name in ("cloud", "instance type", "region", "zone", "excludes", "check", "reason"):
+        table.add_column(name, overflow="fold")
+    for f in flags:
+        cells = (f.cloud, f.instance_type, f.region or "(all)", f.zone or "(all)", f.scope, f.kind, f.reason)
+        table.add_row(*(escape(cell) for cell in cells))
+    console.print(table)
+
+
+def _print_miss(console: Console, offer: Offer) -> None:
+    c = offer.candidate
+    where = " ".join(p for p in (c.instance.cloud, c.instance.name, c.region, c.zone) if p)
+    console.print(f"  {where}: " + "; ".join(offer.reasons), markup=False, highlight=False)
+
+
+def _zone(d: dict) -> str:
+    if not d["zone"]:
+        return "(region)"
+    return d["zone"] + (f" [{d['zone_kind']}]" if d["zone_kind"] not in ("zone", "region") else "")
+
+
+def _money(value: Optional[float], digits: int = 2) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _num(value: Optional[float], suffix: str = "") -> str:
+    return "-" if value is None else f"{value:,.2f}{suffix}"

@@ -1,0 +1,130 @@
+"""Turns `gpufleet select` / `gpufleet catalog` arguments, or a stack file, into a checked `Requirement`.
+
+Every bad value is collected as a `Problem` naming the flag, the value and what is accepted, and raised
+together as one `SpecError` (the CLI prints it and exits 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from ..spec.errors import Problem, SpecError
+from ..spec.parse import parse_cluster_spec
+from .loader import CLOUDS, Catalog
+from .offers import DEFAULT_REFERENCE_GPU, Requirement
+
+STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+SPEC_FABRIC = {"auto": "any", "tcp": "tcp", "efa": "efa", "infiniband": "infiniband", "gpudirect": "gpudirect"}
+
+
+def requirement_from_args(args: argparse.Namespace, catalog: Catalog, select: bool) -> Requirement:
+    root = "gpufleet select" if select else "gpufleet catalog"
+    problems: list[Problem] = []
+    shape = _stack_shape(args.stack, catalog, problems) if select and getattr(args, "stack", None) else {}
+    gpus = tuple(_gpu(name, "--gpu", catalog, problems) for name in _split(args.gpu)) or shape.get("gpus", ())
+    clouds = _split(args.cloud)
+    problems += [Problem("--cloud", c, f"expected one of {', '.join(CLOUDS)}") for c in clouds if c not in CLOUDS]
+    values: dict[str, Any] = {
+        "gpus": tuple(g for g in gpus if g), "clouds": clouds, "regions": _split(args.region),
+        "gpus_per_node": _first(args.gpus_per_node, shape.get("gpus_per_node")),
+        "fabric": _first(args.fabric, shape.get("fabric"), "any"),
+        "min_gpu_memory_gib": args.min_gpu_memory, "max_usd_per_hour": args.max_price,
+    }
+    _positive(problems, "--gpus-per-node", values["gpus_per_node"])
+    _positive(problems, "--min-gpu-memory", values["min_gpu_memory_gib"])
+    _positive(problems, "--max-price", values["max_usd_per_hour"])
+    if select:
+        values.update(_select_values(args, shape, catalog, problems))
+    else:
+        values["market"] = args.market
+    if problems:
+        raise SpecError(problems, root=root)
+    return Requirement(**values)
+
+
+def _select_values(args, shape: dict, catalog: Catalog, problems: list[Problem]) -> dict:
+    nodes = _first(args.nodes, shape.get("nodes"), 1)
+    market = _first(args.market, shape.get("market"), "on-demand")
+    base = _first(args.on_demand_base, shape.get("on_demand_base"), 0)
+    _positive(problems, "--nodes", nodes)
+    if base < 0 or (nodes and base > nodes):
+        problems.append(Problem("--on-demand-base", base, f"expected 0 to {nodes} (the node count)"))
+    if base and market != "mixed":
+        problems.append(Problem("--on-demand-base", base, "only applies with `--market mixed`"))
+    reference = _gpu(args.reference_gpu or DEFAULT_REFERENCE_GPU, "--reference-gpu", catalog, problems)
+    if args.job_gpu_hours is not None and args.job_gpu_hours <= 0:
+        problems.append(Problem("--job-gpu-hours", args.job_gpu_hours, "expected a positive number of GPU-hours"))
+    factors = []
+    for item in args.speed_factor:
+        name, sep, text = item.partition("=")
+        gpu = _gpu(name, "--speed-factor", catalog, problems) if sep else None
+        try:
+            factor = float(text)
+        except ValueError:
+            factor = 0.0
+        if not sep or factor <= 0:
+            problems.append(Problem("--speed-factor", item, "expected GPU=X with X > 0, e.g. `--speed-factor T4=0.21`"))
+        elif gpu:
+            factors.append((gpu, factor))
+    return {"nodes": nodes, "market": market, "on_demand_base": base, "job_gpu_hours": args.job_gpu_hours,
+            "reference_gpu": reference or DEFAULT_REFERENCE_GPU, "speed_factors": tuple(sorted(factors))}
+
+
+def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
+    """GPU, GPUs per node, nodes, market and fabric of a stack's `gpufleet:cluster` (clouds are not limited)."""
+    path = Path(stack) if stack.endswith((".yaml", ".yml")) else STACKS_DIR / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        names = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
+        problems.append(Problem("--stack", stack, f"expected a stack name ({', '.join(names) or 'none'}) or a "
+                                "stack file path"))
+        return {}
+    try:
+        config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
+    except yaml.YAMLError as err:
+        problems.append(Problem("--stack", str(path), f"expected a YAML stack file ({err.__class__.__name__})"))
+        return {}
+    cluster = config.get("gpufleet:cluster")
+    cluster = cluster["value"] if isinstance(cluster, dict) and set(cluster) == {"value"} else cluster
+    try:
+        spec = parse_cluster_spec(cluster or {})
+    except SpecError as err:
+        problems += [Problem(f"{path.name}: {p.path}", p.value, p.expected) for p in err.problems]
+        return {}
+    acc = spec.accelerator
+    instance = catalog.instance(spec.cloud, acc.instance_type) if acc.instance_type else None
+    gpu = catalog.gpu(acc.gpu) if acc.gpu else (catalog.gpu(instance.gpu) if instance else None)
+    if gpu is None:
+        problems.append(Problem("--stack", stack, "its accelerator names no GPU or instance type the catalog knows"))
+        return {}
+    return {"gpus": (gpu.model,), "gpus_per_node": acc.gpus_per_node or (instance.gpus if instance else None),
+            "nodes": spec.nodes, "market": spec.market.type,
+            "on_demand_base": spec.market.on_demand_base if spec.market.type == "mixed" else 0,
+            "fabric": SPEC_FABRIC[spec.fabric]}
+
+
+def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> Optional[str]:
+    gpu = catalog.gpu(name)
+    if gpu is not None:
+        return gpu.model
+    hint = catalog.gpu_suggestions(name)
+    known = ", ".join(sorted(catalog.gpus))
+    problems.append(Problem(flag, name, (f"did you mean {', '.join(repr(h) for h in hint)}? " if hint else "")
+                            + f"expected a GPU in the catalog: {known}"))
+    return None
+
+
+def _positive(problems: list[Problem], flag: str, value) -> None:
+    if value is not None and value <= 0:
+        problems.append(Problem(flag, value, "expected a number above 0"))
+
+
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def _split(values: Optional[list[str]]) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())

@@ -1,0 +1,178 @@
+"""`rank`: cross-checked against brute force over the shipped catalog, plus zones, speed and explanations."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from components.catalog import load_catalog
+from components.catalog.cost import hourly_cost, NodePrices
+from components.catalog.offers import FABRICS, MARKETS, Requirement, rank
+from components.catalog.zones import is_edge
+
+from .helpers import catalog, instance, price
+
+CAT = load_catalog()
+RDMA = FABRICS["rdma"]
+
+
+def _rows_by_type(rows):
+    grouped = {}
+    for p in rows:
+        grouped.setdefault((p.cloud, p.instance_type), []).append(p)
+    return grouped
+
+
+RAW, CLEAN = _rows_by_type(CAT.raw_prices), _rows_by_type(CAT.prices)
+
+
+def brute_force(req: Requirement, cat) -> tuple[int, object]:
+    """Feasible (type, location) count and the best objective, by plain loops over the catalog's rows."""
+    best, count = None, 0
+    for (cloud, name), inst in cat.instances.items():
+        raw = RAW.get((cloud, name), [])
+        for region in sorted({p.region for p in raw}):
+            zones = sorted({p.zone for p in raw if p.region == region and p.zone}) or [""]
+            clean = [p for p in CLEAN.get((cloud, name), []) if p.region == region]
+            for zone in zones:
+                def top(field, rows):
+                    values = [getattr(p, field) for p in rows if getattr(p, field) is not None]
+                    return max(values) if values else None
+                prices = NodePrices(on_demand=top("on_demand", clean),
+                                    spot=top("spot", [p for p in clean if p.zone == zone]),
+                                    reserved_1y=top("reserved_1y", clean), reserved_3y=top("reserved_3y", clean))
+                if req.clouds and cloud not in req.clouds or req.regions and region not in req.regions:
+                    continue
+                if req.gpus and inst.gpu not in req.gpus or req.gpus_per_node not in (None, inst.gpus):
+                    continue
+                if req.min_gpu_memory_gib is not None and inst.gpu_memory_gib < req.min_gpu_memory_gib:
+                    continue
+                if FABRICS[req.fabric] and inst.fabric not in FABRICS[req.fabric]:
+                    continue
+                if req.nodes > 1 and req.fabric != "tcp" and inst.fabric and is_edge(cloud, zone):
+                    continue
+                hourly = hourly_cost(req.market, req.nodes, prices, req.on_demand_base)
+                if hourly is None or (req.max_usd_per_hour is not None and hourly > req.max_usd_per_hour):
+                    continue
+                objective = hourly
+                if req.job_gpu_hours is not None:
+                    gpu, ref = cat.gpus[inst.gpu], cat.gpus[req.reference_gpu]
+                    speed = dict(req.speed_factors).get(inst.gpu) or (
+                        gpu.bf16_dense_tflops / ref.bf16_dense_tflops if gpu.bf16_dense_tflops else None)
+                    objective = (hourly * req.job_gpu_hours / speed / (inst.gpus * req.nodes)) if speed else None
+                count += 1
+                if objective is not None and (best is None or objective < best):
+                    best = objective
+    return count, best
+
+
+def random_requirement(rng: random.Random) -> Requirement:
+    gpus = sorted({i.gpu for i in CAT.instances.values()})
+    regions = sorted({p.region for p in CAT.raw_prices})
+    market = rng.choice(MARKETS)
+    nodes = rng.choice([1, 1, 2, 4, 16])
+    return Requirement(
+        gpus=tuple(rng.sample(gpus, rng.choice([0, 0, 1, 2, 3]))),
+        gpus_per_node=rng.choice([None, None, None, 1, 4, 8, 16]), nodes=nodes, market=market,
+        on_demand_base=rng.randint(0, nodes) if market == "mixed" else 0,
+        fabric=rng.choice(["any", "any", "rdma", "tcp", "efa", "infiniband", "gpudirect"]),
+        clouds=tuple(rng.sample(["aws", "azure", "gcp"], rng.choice([0, 0, 1, 2]))),
+        regions=tuple(rng.sample(regions, rng.choice([0, 0, 0, 0, 1, 8]))),
+        min_gpu_memory_gib=rng.choice([None, None, None, 24, 80]),
+        max_usd_per_hour=rng.choice([None, None, None, 50.0, 500.0]),
+        job_gpu_hours=rng.choice([None, None, 1000.0]),
+        speed_factors=rng.choice([(), (("H100", 3.5),), (("L40S", 0.8), ("T4", 0.21))]))
+
+
+def test_rank_matches_brute_force_on_generated_requirements():
+    rng = random.Random(20261202)
+    checked_nonempty = 0
+    for _ in range(100):
+        req = random_requirement(rng)
+        ranking = rank(req, CAT)
+        count, best = brute_force(req, CAT)
+        assert len(ranking.offers) == count, req
+        top = ranking.offers[0] if ranking.offers else None
+        got = None if top is None else (top.job_usd if req.job_gpu_hours is not None else top.usd_per_hour)
+        assert got == pytest.approx(best) if best is not None else got is None, req
+        checked_nonempty += bool(count)
+    assert checked_nonempty >= 25  # the generator must produce feasible requirements, not only empty ones
+
+
+def test_offers_are_sorted_and_every_offer_meets_the_requirement():
+    req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", fabric="rdma")
+    offers = rank(req, CAT).offers
+    costs = [o.usd_per_hour for o in offers]
+    assert costs == sorted(costs) and len(offers) > 5
+    assert {o.candidate.instance.cloud for o in offers} >= {"aws", "gcp"}
+    assert all(o.candidate.instance.gpu == "H100" and o.candidate.instance.gpus == 8 for o in offers)
+
+
+class TestZones:
+    def test_multi_node_rdma_excludes_local_zones_but_single_node_may_use_them(self):
+        def zones(nodes):
+            req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=nodes, market="spot")
+            return {o.candidate.zone for o in rank(req, CAT).offers}
+        assert "use1-atl2-az1" in zones(1)
+        assert "use1-atl2-az1" not in zones(2)
+
+    def test_edge_zone_miss_says_why(self):
+        req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", regions=("us-east-1",))
+        misses = {o.candidate.zone: o.reasons for o in rank(req, CAT).rejected if o.candidate.instance.name == "p5.48xlarge"}
+        assert any("local-zone" in r for r in misses["use1-atl2-az1"])
+
+    def test_price_is_the_zones_own_not_the_cheapest_anywhere(self):
+        cat = catalog([instance()], [price(zone="use1-az1", spot=30.0), price(zone="use1-az2", spot=20.0),
+                                     price(region="us-west-2", zone="usw2-az1", spot=25.0)])
+        req = Requirement(nodes=2, market="spot", regions=("us-east-1",))
+        offers = rank(req, cat).offers
+        assert [(o.candidate.zone, o.usd_per_hour) for o in offers] == [("use1-az2", 40.0), ("use1-az1", 60.0)]
+
+
+class TestSpeedAdjustedCost:
+    def test_faster_gpu_at_twice_the_price_is_cheaper_per_job(self):
+        cat = catalog([instance(name="h", gpu="H100"), instance(name="a", gpu="A100", memory=40)],
+                      [price(name="h", od=80.0, spot=None), price(name="a", od=40.0, spot=None)])
+        req = Requirement(nodes=1, job_gpu_hours=800.0, reference_gpu="A100")
+        by_hour = rank(Requirement(nodes=1), cat).offers
+        by_job = rank(req, cat).offers
+        assert [o.candidate.instance.name for o in by_hour] == ["a", "h"]
+        assert [o.candidate.instance.name for o in by_job] == ["h", "a"]
+        h = by_job[0]
+        assert h.relative_speed == pytest.approx(989.4 / 312)
+        assert h.job_hours == pytest.approx(800 / (989.4 / 312) / 8)
+        assert h.job_usd == pytest.approx(80.0 * h.job_hours)
+
+    def test_measured_speed_factor_overrides_tflops(self):
+        cat = catalog([instance(name="t", gpu="T4", gpus=1, memory=16, fabric=None)], [price(name="t", od=0.5, spot=None)])
+        req = Requirement(job_gpu_hours=100.0, reference_gpu="A100", speed_factors=(("T4", 1 / 4.7),))
+        [offer] = rank(req, cat).offers
+        assert offer.job_hours == pytest.approx(470.0) and offer.job_usd == pytest.approx(235.0)
+
+
+class TestInfeasible:
+    def test_twelve_h100_per_node_gets_nearest_offers_with_reasons(self):
+        ranking = rank(Requirement(gpus=("H100",), gpus_per_node=12, nodes=2), CAT)
+        assert ranking.offers == ()
+        nearest = ranking.nearest()
+        assert len(nearest) == 5 and len({o.candidate.instance.name for o in nearest}) == 5
+        assert all(o.reasons and "not 12" in o.reasons[0] for o in nearest)
+
+    def test_azure_h100_spot_is_missing_with_the_flag_reason(self):
+        ranking = rank(Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", clouds=("azure",)), CAT)
+        assert ranking.offers == ()
+        [reason] = ranking.nearest(1)[0].reasons
+        assert reason.startswith("no spot price here (flagged:") and "Spot meter" in reason
+
+    def test_flagged_instance_fails_with_its_flag(self):
+        cat = catalog([instance(cloud="azure", name="Standard_ND96isr_H100_v5", gpus=12)],
+                      [price(cloud="azure", name="Standard_ND96isr_H100_v5", region="eastus", zone="", od=98.32,
+                             spot=None)])
+        ranking = rank(Requirement(gpus=("H100",)), cat)
+        assert ranking.offers == ()
+        assert any("12 x H100" in r for r in ranking.rejected[0].reasons)
+
+    def test_gcp_us_central1_h100_on_demand_is_not_selected(self):
+        offers = rank(Requirement(gpus=("H100",), gpus_per_node=8, clouds=("gcp",), regions=("us-central1",)), CAT)
+        assert all(o.candidate.instance.name != "a3-highgpu-8g" for o in offers.offers)
