@@ -1,8 +1,10 @@
 """What a user needs after `pulumi up` on Azure: how to connect, list node IPs and write an MPI hostfile.
 
 Nodes have no public IP. `connect` reaches the first node through an Azure Bastion host (Standard SKU or higher, with
-native client support) that the user already has in, or peered with, the VNet; from a machine inside the VNet (or over
-VPN), plain `ssh azureuser@<ip>` with an IP from `list_nodes` works as well.
+native client support) that the user already has in, or peered with, the VNet. Bastion connects to port 22 from its
+AzureBastionSubnet, so that subnet's range must be listed in `access.ssh_cidrs` (the NSG denies SSH from anywhere else).
+From a machine inside the VNet or over VPN whose range is in `access.ssh_cidrs`, plain `ssh azureuser@<ip>` with an IP
+from `list_nodes` works as well.
 """
 
 from __future__ import annotations
