@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from functools import lru_cache
 
 import pulumi
@@ -10,7 +11,9 @@ import pytest
 
 from components.plan.mocks import PlanMocks, RecordingMonitor
 from components.plan.runner import run_program
+from components.plan.stackfile import read_stack_config
 from tests.conftest import plan_spec
+from tests.validators import require_tool
 
 NETWORK = "gcp:compute/network:Network"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
@@ -27,13 +30,16 @@ A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}, "tags": {"Team"
 DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": ["198.51.100.0/24"]}}
 UNPLACED = {**TRAIN, "placement_group": False, "nodes": 8}
 A3_HIGH = {**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}}
-A3_ULTRA = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a3-ultragpu-8g"}}
 A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}}
+
+
+PROJECT = "my-proj"  # A4 plans run with `gcp:project` set; the others use the mock's placeholder project
 
 
 @lru_cache(maxsize=None)
 def planned(spec_json: str):
-    return plan_spec(json.loads(spec_json))
+    spec = json.loads(spec_json)
+    return plan_spec(spec, extra_config={"gcp:project": PROJECT} if spec == A4 else None)
 
 
 def plan_of(spec: dict):
@@ -69,7 +75,6 @@ def test_declares_the_whole_cluster_under_one_component():
     (DEV, 1, {1460}, ["GVNIC"]),
     (A3_HIGH, 5, {8244}, ["GVNIC"] * 5),
     (TRAIN, 9, {8244}, ["GVNIC"] * 9),
-    (A3_ULTRA, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
     (A4, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
 ])
 def test_nics_vpcs_mtu_and_nic_types_per_family(spec, vpcs, mtus, nic_types):
@@ -97,11 +102,11 @@ def test_a3_mega_gpu_vpcs_each_carry_one_gpu_nic_and_an_internal_firewall():
         assert rule["sourceRanges"] == [by_name(result, SUBNET)[f"gpufleet-gpu-subnet-{i}"]["ipCidrRange"]]
 
 
-@pytest.mark.parametrize("spec", [A3_ULTRA, A4])
-def test_roce_vpc_has_the_rdma_profile_eight_subnets_and_no_firewall(spec):
-    result = plan_of(spec)
+def test_roce_vpc_has_the_rdma_profile_of_the_project_and_zone_eight_subnets_and_no_firewall():
+    """A3 Ultra has the same layout from the same catalog facts (tests/gcp/test_fabric.py)."""
+    result = plan_of(A4)
     rdma = by_name(result, NETWORK)["gpufleet-rdma-net"]
-    assert rdma["networkProfile"] == f"projects/example-project/global/networkProfiles/{spec['zone']}-vpc-roce"
+    assert rdma["networkProfile"] == "projects/my-proj/global/networkProfiles/us-central1-b-vpc-roce"
     assert sum(1 for s in by_name(result, SUBNET).values() if s["network"] == "gpufleet-rdma-net-id") == 8
     assert all(f["network"] != "gpufleet-rdma-net-id" for f in by_name(result, FIREWALL).values())
     assert "networkProfile" not in by_name(result, NETWORK)["gpufleet-net"]
@@ -186,6 +191,19 @@ def test_user_data_fits_the_metadata_value_limit(spec):
     assert 0 < len(user_data.encode()) <= GCP_METADATA_VALUE_MAX_BYTES
 
 
+def test_user_data_passes_cloud_init_schema(tmp_path):
+    tool = require_tool("cloud-init", "install it with `apt-get install -y cloud-init` (Debian/Ubuntu package)")
+    path = tmp_path / "user-data.yaml"
+    path.write_text(one(plan_of(TRAIN), TEMPLATE).inputs["metadata"]["user-data"])
+    done = subprocess.run([tool, "schema", "-c", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shipped_stacks_are_the_specs_tested_here():
+    assert read_stack_config("gcp-train")["gpufleet:cluster"] == TRAIN
+    assert read_stack_config("gcp-dev")["gpufleet:cluster"] == DEV
+
+
 def test_user_data_is_byte_identical_between_runs():
     first = one(plan_of(TRAIN), TEMPLATE).inputs
     second = one(plan_spec(TRAIN), TEMPLATE).inputs
@@ -210,10 +228,10 @@ def test_changing_nodes_changes_only_the_groups_target_size():
 
 
 def test_resource_count_stays_flat_as_nodes_grow():
-    """8 vs 1024 nodes without placement; 2, 3 and 256 (the policy's cap) with it."""
+    """8 vs 1024 nodes without placement; 2 vs 3 with it (the policy caps placed clusters at 256)."""
     assert len(plan_of(UNPLACED).resources) == len(plan_of({**UNPLACED, "nodes": 1024}).resources)
     placed = len(plan_of(TRAIN).resources)
-    assert len(plan_of({**TRAIN, "nodes": 3}).resources) == len(plan_of({**TRAIN, "nodes": 256}).resources) == placed
+    assert len(plan_of({**TRAIN, "nodes": 3}).resources) == placed
     assert placed == len(plan_of(UNPLACED).resources) + 1  # the placement policy
 
 
@@ -254,12 +272,6 @@ def test_outputs_say_how_to_connect_list_nodes_and_what_it_costs():
     assert outputs["fabric"] == "tcpxo" and outputs["gpus_total"] == 16
     assert outputs["estimated_usd_per_hour"] == pytest.approx(2 * 28.17013, abs=0.01)
     assert len(outputs["gpu_networks"]) == 8 and outputs["fleet_name"] == "gpufleet-nodes"
-
-
-def test_project_comes_from_gcp_project_config():
-    result = run_program("test", {"gpufleet:cluster": A4, "gcp:project": "my-proj"})
-    rdma = by_name(result, NETWORK)["gpufleet-rdma-net"]
-    assert rdma["networkProfile"] == "projects/my-proj/global/networkProfiles/us-central1-b-vpc-roce"
 
 
 # --- refusals: one message naming the field, and nothing declared ---------------------------------------------
