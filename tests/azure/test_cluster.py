@@ -18,8 +18,7 @@ from tests.conftest import plan_spec
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
          "market": "spot", "fabric": "infiniband", "access": {"ssh_public_key": KEY}}
-DEV = {"cloud": "azure", "region": "eastus", "nodes": 1, "accelerator": {"instance_type": "Standard_NC24ads_A100_v4"},
-       "access": {"ssh_public_key": KEY}}
+DEV = read_stack_config("azure-dev")["gpufleet:cluster"]  # one NC24ads_A100_v4 on demand
 # Every optional Azure input at once, so that one plan serves several tests.
 FULL = {**TRAIN, "zone": "2", "placement_group": True, "tags": {"team": "research"},
         "market": {"type": "spot", "spot_max_price_per_hour": 40.5},
@@ -221,11 +220,11 @@ def test_existing_subnet_creates_no_network_and_uses_its_resource_group():
     assert any("existing subnet" in w for w in result.outputs["warnings"])
 
 
-@pytest.mark.parametrize("spec, small_nodes, large_nodes", [(TRAIN, 1, 100), (MIXED, 5, 1000)])
+@pytest.mark.parametrize("spec, small_nodes, large_nodes", [(TRAIN, 2, 100), (MIXED, 5, 1000)])
 def test_resource_count_stays_flat_and_node_count_touches_only_capacity(spec, small_nodes, large_nodes):
-    """InfiniBand: one node to the most one placement group holds (the single-node set already has one placement
-    group, so growing it changes nothing else). Without InfiniBand: to the most one scale set holds (1000, not 1024:
-    Azure's limit, refused above)."""
+    """InfiniBand: up to the most one placement group holds (a single ND node already gets one placement group, see
+    test_builders, so growing from one changes nothing else either). Without InfiniBand: up to the most one scale set
+    holds (1000, not 1024: Azure's limit, refused above)."""
     small, big = plan_of({**spec, "nodes": small_nodes}), plan_of({**spec, "nodes": large_nodes})
     assert [r.name for r in small.resources] == [r.name for r in big.resources]
     for a, b in zip(small.resources, big.resources):
@@ -270,7 +269,7 @@ def test_azure_train_stack_plans_and_says_the_spot_price_is_unknown():
 
 
 def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
-    result = run_program("azure-dev", read_stack_config("azure-dev"))
+    result = plan_of(DEV)
     vmss = one(result, VMSS).inputs
     assert vmss["sku"]["capacity"] == 1 and vmss["virtualMachineProfile"]["priority"] == "Regular"
     assert result.outputs["gpus_per_node"] == 1 and result.outputs["estimated_usd_per_hour"] == pytest.approx(3.67)
