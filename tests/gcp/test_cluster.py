@@ -313,3 +313,10 @@ def test_refuses_mixed_market_spot_price_cap_and_bad_labels_all_at_once():
 def test_refuses_an_existing_subnet():
     refused({**DEV, "network": {"existing_subnet_id": "projects/p/regions/us-central1/subnetworks/s"}},
             r"`network.existing_subnet_id`")
+
+
+def test_refuses_user_data_over_the_metadata_value_limit(monkeypatch):
+    import components.gcp.cluster as gcp_cluster
+    oversized = "#cloud-config\n" + "#" * GCP_METADATA_VALUE_MAX_BYTES
+    monkeypatch.setattr(gcp_cluster, "user_data_for", lambda selection, name: oversized)
+    refused(DEV, r"`node`: .*over the limit of 262144")
