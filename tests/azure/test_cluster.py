@@ -296,6 +296,8 @@ def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
     ({"tags": {"cost/center": "x"}}, "`tags.cost/center`: got 'cost/center'; Azure tag names may not contain"),
     ({"market": {"type": "on-demand", "capacity_reservation_id": "cr-1"}},
      "`market.capacity_reservation_id`: got 'cr-1'; not supported on azure yet"),
+    ({"accelerator": {"instance_type": "Standard_NV36ads_A10_v5"}, "fabric": "auto"},
+     "`accelerator`: got 'Standard_NV36ads_A10_v5'; this size needs NVIDIA's GRID driver"),
     ({"node": {"nccl": {"env": {"NCCL_BIG": "x" * 70000}}}}, "`node`: got '(node software options)'; azure user data"),
 ])
 def test_bad_input_is_refused_before_anything_is_declared(bad, message):
