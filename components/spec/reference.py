@@ -1,10 +1,13 @@
 """Generates the spec reference table in README.md from the models' field docstrings (docs never drift, R15).
 
-    .venv/bin/python -m components.spec.reference   # prints the markdown table
+    .venv/bin/python -m components.spec.reference           # prints the markdown table
+    .venv/bin/python -m components.spec.reference --write   # replaces it in README.md
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import BaseModel
@@ -12,6 +15,7 @@ from pydantic_core import PydanticUndefined
 
 from .model import ClusterSpec
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 BEGIN = "<!-- spec-reference:begin -->"
 END = "<!-- spec-reference:end -->"
 
@@ -44,5 +48,14 @@ def _default(field: Any) -> str:
     return f"`{value!s}`" if not isinstance(value, (list, dict)) or value else f"`{value!r}`"
 
 
+def write_readme(readme: Path = README) -> None:
+    text = readme.read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    readme.write_text(text[:start] + reference_table() + text[end:])
+
+
 if __name__ == "__main__":
-    print(reference_table())
+    if "--write" in sys.argv:
+        write_readme()
+    else:
+        print(reference_table())
