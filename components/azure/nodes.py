@@ -7,9 +7,9 @@ changing `nodes` changes nothing else. `upgradePolicy: Manual`: a changed model 
 nodes only when the user reimages them, never in the middle of a job.
 
 Access: SSH keys only (`disablePasswordAuthentication`), no public IP on any NIC, the cluster NSG on the NIC.
-Disks: the OS disk is a Premium SSD managed disk, encrypted at rest by Azure Storage service-side encryption with
-platform-managed keys, which is always on. Encryption at host (which also covers the temp/NVMe disks and host caches)
-needs the subscription feature `Microsoft.Compute/EncryptionAtHost` and size support, so it is not turned on here.
+Disks: the OS disk is a Premium SSD managed disk, deleted with its VM (`deleteOption` is for Flexible scale sets
+only), encrypted at rest by Azure Storage service-side encryption with platform-managed keys, which is always on.
+Encryption at host (which also covers the temp/NVMe disks and host caches) needs the subscription feature `Microsoft.Compute/EncryptionAtHost` and size support, so it is not turned on here.
 Spot: priority Spot, eviction policy Delete, maxPrice from `market.spot_max_price_per_hour` or -1 (never evicted for
 price; pay the current spot price, at most pay-as-you-go). Scheduled Events give 30 s notice of eviction (`Preempt`);
 the terminate notification gives scale-in deletes 5 minutes.
@@ -39,6 +39,7 @@ REGULAR, SPOT = "Regular", "Spot"
 EVICTION_POLICY = "Delete"
 NO_PRICE_CAP = -1
 OS_DISK_TYPE = "Premium_LRS"
+OS_DISK_MAX_GIB = 4095  # Azure managed OS disks on Generation 2 VMs; every size in the catalog is Gen2
 TERMINATE_NOTICE = "PT5M"
 COMPUTER_NAME_PREFIX_MAX = 40
 
@@ -96,7 +97,6 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
             image_reference=compute.ImageReferenceArgs(**image_reference(spec)),
             os_disk=compute.VirtualMachineScaleSetOSDiskArgs(
                 create_option="FromImage", caching="ReadWrite", os_type="Linux", disk_size_gb=spec.root_disk_gib,
-                delete_option="Delete",
                 managed_disk=compute.VirtualMachineScaleSetManagedDiskParametersArgs(storage_account_type=OS_DISK_TYPE))),
         network_profile=compute.VirtualMachineScaleSetNetworkProfileArgs(network_interface_configurations=[
             compute.VirtualMachineScaleSetNetworkConfigurationArgs(

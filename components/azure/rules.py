@@ -14,7 +14,7 @@ from .fabric import InfinibandPartition, infiniband_partition
 from .image import image_problems
 from .network import (RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id,
                       usable_addresses)
-from .nodes import scale_set_plans
+from .nodes import OS_DISK_MAX_GIB, scale_set_plans
 from .placement import PLACEMENT_GROUP_MAX_VMS, SCALE_SET_MAX_VMS
 
 AZURE_TAG_NAME_FORBIDDEN = re.compile(r"[<>%&\\?/]")
@@ -73,7 +73,14 @@ def tags_fit_azure(spec: ClusterSpec) -> list[Problem]:
     return problems
 
 
-SPEC_RULES = (ssh_key_is_given, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
+def os_disk_fits(spec: ClusterSpec) -> list[Problem]:
+    if spec.root_disk_gib <= OS_DISK_MAX_GIB:
+        return []
+    return [Problem("root_disk_gib", spec.root_disk_gib, f"Azure OS disks are at most {OS_DISK_MAX_GIB} GiB; use a "
+                    "smaller root disk (ND and NC sizes also bring local NVMe disks for data)")]
+
+
+SPEC_RULES = (ssh_key_is_given, os_disk_fits, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
               no_capacity_reservation, tags_fit_azure, image_problems)
 
 

@@ -119,8 +119,7 @@ def test_image_and_encrypted_premium_os_disk(spec, expected):
     storage = profile(plan_of(spec))["storageProfile"]
     assert storage["imageReference"] == expected
     assert storage["osDisk"] == {"createOption": "FromImage", "caching": "ReadWrite", "osType": "Linux",
-                                 "diskSizeGB": 200, "deleteOption": "Delete",
-                                 "managedDisk": {"storageAccountType": "Premium_LRS"}}
+                                 "diskSizeGB": 200, "managedDisk": {"storageAccountType": "Premium_LRS"}}
 
 
 def test_ssh_keys_only_no_passwords():
@@ -281,6 +280,7 @@ def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
     ({"accelerator": {"instance_type": "Standard_NC24ads_A100_v4"}},
      "`fabric`: got 'infiniband'; Standard_NC24ads_A100_v4 has no INFINIBAND support"),
     ({"region": "westeurope"}, "`region`: got 'westeurope'; Standard_ND96isr_H100_v5 is not offered there"),
+    ({"root_disk_gib": 5000}, "`root_disk_gib`: got 5000; Azure OS disks are at most 4095 GiB"),
     ({"zone": "4"}, "`zone`: got '4'; expected an Azure zone number"),
     ({"access": {}}, "`access.ssh_public_key`: got None; required on azure"),
     ({"nodes": 4, "market": {"type": "mixed", "on_demand_base": 1}},
