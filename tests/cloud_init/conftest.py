@@ -120,3 +120,21 @@ def env_values(content: str) -> dict:
             key, _, value = line.partition("=")
             values[key] = value.strip("'")
     return values
+
+
+FAKE_BIN = FIXTURES / "bin"
+
+
+def node_script(tmp_path: Path, relative: str) -> Path:
+    """The copy of files/<relative> that a node gets (comments stripped), as an executable under tmp_path."""
+    from cloud_init.parts import shipped
+    target = tmp_path / "node" / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(shipped((FILES / relative).read_text(), relative))
+    target.chmod(0o755)
+    return target
+
+
+def write_env(path: Path, values: dict) -> Path:
+    path.write_text("".join(f"{k}='{v}'\n" for k, v in values.items()))
+    return path

@@ -81,49 +81,57 @@ def units() -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file())
 
 
-def _fake_root(tmp_path: Path) -> Path:
-    """A root with the host's systemd units, ours, and a fake executable for every ExecStart/ExecStop path."""
-    root = tmp_path / "root"
-    shutil.copytree("/usr/lib/systemd/system", root / "usr/lib/systemd/system", symlinks=True)
-    shutil.copytree(FILES / "etc" / "systemd", root / "etc" / "systemd", dirs_exist_ok=True)
-    base = root / "usr/lib/systemd/system/nvidia-persistenced.service"  # the driver package's unit
-    base.write_text("[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")
+# Host units our units' default dependencies and ordering need (the rest are compiled into systemd).
+HOST_UNITS = ("sysinit.target", "basic.target", "shutdown.target", "slices.target", "multi-user.target",
+              "network-online.target", "sockets.target", "paths.target", "timers.target", "local-fs.target",
+              "local-fs-pre.target", "swap.target")
+
+
+@pytest.fixture(scope="module")
+def fake_root(tmp_path_factory) -> Path:
+    """A root with the host's basic targets, our units, the driver package's persistenced unit (our drop-in applies
+    to it) and a fake executable for every Exec path, for `systemd-analyze verify --root`."""
+    require_tool("systemd-analyze", SYSTEMD_HINT)
+    if not Path("/usr/lib/systemd/system/sysinit.target").exists():
+        pytest.skip("the host has no systemd unit tree to verify against; " + SYSTEMD_HINT)
+    root = tmp_path_factory.mktemp("root")
+    (root / "usr/lib/systemd/system").mkdir(parents=True)
+    for name in HOST_UNITS:
+        if Path("/usr/lib/systemd/system", name).exists():
+            shutil.copy(Path("/usr/lib/systemd/system", name), root / "usr/lib/systemd/system" / name)
+    shutil.copytree(FILES / "etc" / "systemd", root / "etc" / "systemd")
+    (root / "etc/systemd/system/nvidia-persistenced.service").write_text(
+        "[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")
+    binaries = {"/usr/bin/nvidia-persistenced"}
     for unit in units():
         for line in unit.read_text().splitlines():
             key, _, value = line.partition("=")
             if key.startswith("Exec") and value.startswith("/"):
-                binary = root / value.split()[0].lstrip("/")
-                binary.parent.mkdir(parents=True, exist_ok=True)
-                binary.write_text("#!/bin/sh\n")
-                binary.chmod(0o755)
-    fake = root / "usr/bin/nvidia-persistenced"
-    fake.parent.mkdir(parents=True, exist_ok=True)
-    fake.write_text("#!/bin/sh\n")
-    fake.chmod(0o755)
+                binaries.add(value.split()[0])
+    for binary in binaries:
+        path = root / binary.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
     return root
 
 
-def test_units_pass_systemd_analyze_verify(tmp_path):
+def test_units_pass_systemd_analyze_verify(fake_root):
     tool = require_tool("systemd-analyze", SYSTEMD_HINT)
-    if not Path("/usr/lib/systemd/system/sysinit.target").exists():
-        pytest.skip("the host has no systemd unit tree to verify against; " + SYSTEMD_HINT)
-    root = _fake_root(tmp_path)
     names = [f"/etc/systemd/system/{u.name}" for u in units()]
-    names.append("/usr/lib/systemd/system/nvidia-persistenced.service")  # with our drop-in applied
-    done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", *names], capture_output=True, text=True)
+    names.append("/etc/systemd/system/nvidia-persistenced.service")  # with our drop-in applied
+    done = subprocess.run([tool, "verify", "--man=no", f"--root={fake_root}", *names], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout + done.stderr == "", done.stdout + done.stderr
 
 
-def test_systemd_analyze_reports_an_unknown_key(tmp_path):
+def test_systemd_analyze_reports_a_broken_unit(fake_root):
     tool = require_tool("systemd-analyze", SYSTEMD_HINT)
-    if not Path("/usr/lib/systemd/system/sysinit.target").exists():
-        pytest.skip("the host has no systemd unit tree to verify against; " + SYSTEMD_HINT)
-    root = _fake_root(tmp_path)
-    bad = root / "etc/systemd/system/bad.service"
-    bad.write_text("[Service]\nExecStartt=/bin/true\n")
-    done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", "/etc/systemd/system/bad.service"],
+    bad = fake_root / "etc/systemd/system/bad.service"
+    bad.write_text("[Service]\nExecStartt=/bin/true\nExecStart=relative\n")
+    done = subprocess.run([tool, "verify", "--man=no", f"--root={fake_root}", "/etc/systemd/system/bad.service"],
                           capture_output=True, text=True)
-    assert done.returncode != 0 or "Unknown key" in done.stdout + done.stderr
+    bad.unlink()
+    assert done.returncode != 0 and "Unknown key" in done.stdout + done.stderr
 
 
 def test_dcgm_counters_have_two_commas_and_the_added_fields():
