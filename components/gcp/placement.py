@@ -48,7 +48,7 @@ def placement_problems(instance: InstanceType, nodes: int, max_distance: Optiona
     caps = {int(d): int(v) for d, v in (facts.get("max_vms_by_distance") or {}).items()}
     if max_distance is not None and max_distance not in caps:
         allowed = ", ".join(str(d) for d in sorted(caps)) or "none (best-effort compact placement only)"
-        return [Problem("placement.max_distance", max_distance, f"{instance.name} does not support that compact "
+        return [Problem("placement_max_distance", max_distance, f"{instance.name} does not support that compact "
                         f"placement distance; supported: {allowed}")]
     plan = placement_plan(instance, max_distance)
     if nodes > plan.max_vms:

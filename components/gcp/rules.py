@@ -26,7 +26,7 @@ def image_runs_cloud_init(selection: Selection) -> list[Problem]:
 def placement_holds_the_nodes(selection: Selection) -> list[Problem]:
     if not selection.placement_group:
         return []
-    return placement_problems(selection.instance, selection.spec.nodes)
+    return placement_problems(selection.instance, selection.spec.nodes, selection.spec.placement_max_distance)
 
 
 def market_is_one_model(selection: Selection) -> list[Problem]:

@@ -111,6 +111,8 @@ class ClusterSpec(StrictModel):
     """RDMA fabric. Default: "auto": the cloud's RDMA fabric when the instance has one and nodes > 1, else TCP."""
     placement_group: Optional[bool] = None
     """Cluster placement. Default: on for multi-node clusters, off inside a Capacity Block."""
+    placement_max_distance: Optional[int] = Field(None, ge=1, le=3)
+    """GCP compact placement: most network hops between nodes (1 = same rack ... 3 = same cluster). Default: the family's catalog default."""
     image: Image = Field(default_factory=Image)
     access: Access = Field(default_factory=Access)
     network: Network = Field(default_factory=Network)

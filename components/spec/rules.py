@@ -86,6 +86,12 @@ def market_fields_fit_type(spec: ClusterSpec) -> list[Problem]:
     return problems
 
 
+def placement_distance_is_gcp(spec: ClusterSpec) -> list[Problem]:
+    if spec.placement_max_distance is not None and spec.cloud != "gcp":
+        return [Problem("placement_max_distance", spec.placement_max_distance, "only applies to gcp compact placement")]
+    return []
+
+
 def capacity_block_is_aws(spec: ClusterSpec) -> list[Problem]:
     if spec.market.capacity_block and spec.cloud != "aws":
         return [Problem("market.capacity_block", True, "Capacity Blocks exist only on aws")]
@@ -124,6 +130,7 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     fabric_fits_cloud,
     market_fields_fit_type,
     capacity_block_is_aws,
+    placement_distance_is_gcp,
     tags_are_valid,
 )
 

@@ -31,7 +31,7 @@ def spec(**fields) -> ClusterSpec:
 class TestPlacement:
     def test_a3_refuses_max_distance_1(self):
         [problem] = placement_problems(row("a3-megagpu-8g"), 2, max_distance=1)
-        assert problem.path == "placement.max_distance" and "supported: 2, 3" in problem.expected
+        assert problem.path == "placement_max_distance" and "supported: 2, 3" in problem.expected
 
     def test_a2_accepts_max_distance_1_up_to_22_nodes(self):
         assert placement_problems(row("a2-highgpu-8g"), 22, max_distance=1) == []

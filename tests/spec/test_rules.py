@@ -77,3 +77,8 @@ def test_reserved_tag_prefixes_are_refused():
 @pytest.mark.parametrize("region, prefix", [("us-east-1", "use1"), ("ap-northeast-1", "apne1"), ("eu-central-1", "euc1")])
 def test_aws_zone_id_prefix(region, prefix):
     assert aws_zone_id_prefix(region) == prefix
+
+
+def test_placement_distance_only_applies_to_gcp():
+    assert problem({**BASE, "placement_max_distance": 2}).startswith(
+        "`placement_max_distance`: got 2; only applies to gcp compact placement")
