@@ -85,8 +85,8 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
     networks = build_networks(name, spec, plan.layout, project, describe, child)
     identity = build_identity(name, stack, project, spec.zone, base_name, describe, child)
     firewalls = build_firewalls(name, plan.firewalls, networks.vpcs, identity.email, describe, child)
-    plan = placement_plan(selection.instance, selection.spec.placement_max_distance)
-    policy = build_placement_policy(name, selection, plan, describe, child)
+    placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
+    policy = build_placement_policy(name, selection, placement, describe, child)
     template = build_template(
         name, selection, networks, nic_layout(plan.layout), plan.image, identity.email, plan.user_data,
         policy_path(project, spec.region, policy) if policy else None, label, describe,
