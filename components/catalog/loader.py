@@ -41,7 +41,9 @@ class Catalog:
         sources = list(sources)
         self.sources = {s.cloud: s for s in sources if not s.key}
         self.price_sources = {(s.cloud, s.key): s for s in sources}
-        checked = [*flags, *check_instances(self.gpus, all_instances), *check_prices(self.raw_prices)]
+        given = [*flags, *check_instances(self.gpus, all_instances)]
+        # Prices are compared with each other only after the rows already refused are set aside.
+        checked = [*given, *check_prices(apply_flags(self.raw_prices, given))]
         self.flags = tuple(sorted(set(checked), key=lambda f: (f.cloud, f.instance_type, f.region, f.zone, f.kind)))
         refused = {(f.cloud, f.instance_type) for f in self.flags if f.scope == "row" and not f.region}
         self.flagged_instances = {(i.cloud, i.name): i for i in all_instances if (i.cloud, i.name) in refused}

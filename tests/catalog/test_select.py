@@ -173,6 +173,21 @@ class TestInfeasible:
         assert ranking.offers == ()
         assert any("12 x H100" in r for r in ranking.rejected[0].reasons)
 
-    def test_gcp_us_central1_h100_on_demand_is_not_selected(self):
-        offers = rank(Requirement(gpus=("H100",), gpus_per_node=8, clouds=("gcp",), regions=("us-central1",)), CAT)
-        assert all(o.candidate.instance.name != "a3-highgpu-8g" for o in offers.offers)
+    @pytest.mark.parametrize("gpu, market", [("H100", "on-demand"), ("A100-80GB", "on-demand"),
+                                             ("A100-80GB", "spot")])
+    def test_known_bad_gcp_us_central1_rows_are_not_selected(self, gpu, market):
+        """The public rows price these from mis-matched GPU SKUs (catalog-and-pricing.md 1.4)."""
+        ranking = rank(Requirement(gpus=(gpu,), market=market, clouds=("gcp",), regions=("us-central1",)), CAT)
+        assert [o.candidate.instance.name for o in ranking.offers if o.candidate.instance.name.startswith(
+            ("a3-highgpu", "a2-ultragpu"))] == []
+
+    def test_the_outlier_check_alone_catches_the_half_price_gcp_h100(self):
+        """Without the GCP file's own exclusions, the regional comparison still refuses us-central1's H100 price."""
+        from components.catalog.loader import Catalog
+        bare = Catalog(CAT.gpus.values(), [*CAT.instances.values(), *CAT.flagged_instances.values()],
+                       CAT.raw_prices, [*CAT.price_sources.values()])
+        kinds = {(f.region, f.kind) for f in bare.flags_of("gcp", "a3-highgpu-8g")}
+        assert ("us-central1", "on-demand-outlier") in kinds
+
+    def test_azure_h100_size_has_eight_gpus_not_the_sources_twelve(self):
+        assert CAT.instance("azure", "Standard_ND96isr_H100_v5").gpus == 8
