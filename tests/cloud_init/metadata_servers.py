@@ -1,0 +1,127 @@
+"""Loopback emulators of the three clouds' metadata services, for the watcher tests and benchmark.
+
+Each serves the endpoints gpufleet-watcher and gpufleet-report-health use, answers like the real service (IMDSv2
+tokens, GCP's Metadata-Flavor header, Azure's Metadata header) and records what it was asked. `notice()` starts an
+interruption; `rebalance()` an AWS rebalance recommendation.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Optional
+
+AWS_TOKEN = "AQAEAFake-token=="
+AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
+
+
+class MetadataServer:
+    """One cloud's metadata service on 127.0.0.1, in a background thread."""
+
+    def __init__(self, cloud: str, broken: bool = False):
+        self.cloud, self.broken = cloud, broken
+        self.notice_at: Optional[float] = None
+        self.rebalance_at: Optional[float] = None
+        self.acks: list[dict] = []
+        self.requests: list[str] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server._handle(self, "GET")
+
+            def do_PUT(self):
+                server._handle(self, "PUT")
+
+            def do_POST(self):
+                server._handle(self, "POST")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def notice(self) -> float:
+        self.notice_at = time.monotonic()
+        return self.notice_at
+
+    def rebalance(self) -> float:
+        self.rebalance_at = time.monotonic()
+        return self.rebalance_at
+
+    def _reply(self, handler, status: int, body: str = "", content_type: str = "text/plain"):
+        data = body.encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _handle(self, handler, method: str):
+        with self.lock:
+            self.requests.append(f"{method} {handler.path}")
+        if self.broken:
+            return self._reply(handler, 404 if self.cloud != "azure" else 500, "not here")
+        getattr(self, f"_{self.cloud}")(handler, method, handler.path)
+
+    def _aws(self, handler, method, path):
+        if method == "PUT" and path == "/latest/api/token":
+            if not handler.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
+                return self._reply(handler, 400)
+            return self._reply(handler, 200, AWS_TOKEN)
+        if handler.headers.get("X-aws-ec2-metadata-token") != AWS_TOKEN:
+            return self._reply(handler, 401)
+        if path == "/latest/meta-data/spot/instance-action" and self.notice_at is not None:
+            return self._reply(handler, 200, json.dumps({"action": "terminate", "time": "2026-12-02T11:02:00Z"}),
+                               "application/json")
+        if path == "/latest/meta-data/events/recommendations/rebalance" and self.rebalance_at is not None:
+            return self._reply(handler, 200, json.dumps({"noticeTime": "2026-12-02T11:00:00Z"}), "application/json")
+        answers = {"/latest/meta-data/instance-id": "i-0123456789abcdef0",
+                   "/latest/meta-data/placement/region": "us-east-2"}
+        if path in answers:
+            return self._reply(handler, 200, answers[path])
+        return self._reply(handler, 404)
+
+    def _gcp(self, handler, method, path):
+        if handler.headers.get("Metadata-Flavor") != "Google":
+            return self._reply(handler, 403)
+        answers = {"/computeMetadata/v1/instance/preempted": "TRUE" if self.notice_at is not None else "FALSE",
+                   "/computeMetadata/v1/instance/name": "gpufleet-test-node-1",
+                   "/computeMetadata/v1/instance/zone": "projects/123456/zones/us-central1-a"}
+        if path in answers:
+            return self._reply(handler, 200, answers[path])
+        return self._reply(handler, 404)
+
+    def _azure(self, handler, method, path):
+        if handler.headers.get("Metadata") != "true":
+            return self._reply(handler, 400)
+        if path.startswith("/metadata/scheduledevents"):
+            if method == "POST":
+                length = int(handler.headers.get("Content-Length") or 0)
+                with self.lock:
+                    self.acks.append(json.loads(handler.rfile.read(length) or b"{}"))
+                return self._reply(handler, 200)
+            events = [] if self.notice_at is None else [{
+                "EventId": AZURE_EVENT_ID, "EventStatus": "Scheduled", "EventType": "Preempt",
+                "ResourceType": "VirtualMachine", "Resources": ["gpufleet_vmss_1"], "NotBefore":
+                "Wed, 02 Dec 2026 11:00:30 GMT", "Description": "", "EventSource": "Platform",
+                "DurationInSeconds": -1}]
+            return self._reply(handler, 200, json.dumps({"DocumentIncarnation": 1 + bool(events), "Events": events}),
+                               "application/json")
+        if path.startswith("/metadata/instance/compute/resourceId"):
+            return self._reply(handler, 200, "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/"
+                                             "virtualMachineScaleSets/gpufleet/virtualMachines/1")
+        return self._reply(handler, 404)

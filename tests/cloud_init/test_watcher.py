@@ -1,0 +1,145 @@
+"""gpufleet-watcher against loopback emulators of each cloud's metadata service: the drain hook runs exactly once
+on a notice, Azure's event is acknowledged once, and missing or unreachable metadata never stops the daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import node_script, write_env
+from .metadata_servers import AZURE_EVENT_ID, MetadataServer
+
+INTERVAL = "0.05"
+
+
+@pytest.fixture(scope="module")
+def watcher_script(tmp_path_factory) -> Path:
+    return node_script(tmp_path_factory.mktemp("watcher"), "usr/local/sbin/gpufleet-watcher")
+
+
+class Watcher:
+    """The daemon under test, with a drain hook that records each run."""
+
+    def __init__(self, script: Path, tmp_path: Path, cloud: str, url: str, **env):
+        self.record = tmp_path / "hook-runs"
+        hook = tmp_path / "drain-hook"
+        hook.write_text(f'#!/bin/sh\necho "$GPUFLEET_NOTICE_KIND" >>"{self.record}"\n')
+        hook.chmod(0o755)
+        self.env_file = write_env(tmp_path / "node.env", {
+            "GPUFLEET_CLOUD": cloud, "GPUFLEET_METADATA_URL": url, "GPUFLEET_DRAIN_HOOK": str(hook),
+            "GPUFLEET_RUN_DIR": str(tmp_path / "run"), "GPUFLEET_WATCH_INTERVAL_SECONDS": INTERVAL, **env})
+        self.script = script
+        self.log = tmp_path / "watcher.log"
+
+    def __enter__(self):
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("GPUFLEET_")}
+        environment["GPUFLEET_ENV_FILE"] = str(self.env_file)
+        self.process = subprocess.Popen([sys.executable, str(self.script)], env=environment,
+                                        stdout=self.log.open("w"), stderr=subprocess.STDOUT)
+        return self
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait(timeout=5)
+
+    def runs(self) -> list[str]:
+        return self.record.read_text().split() if self.record.exists() else []
+
+    def wait_for_runs(self, count: int, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.runs()) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+
+def settle(polls: int = 8) -> None:
+    time.sleep(polls * float(INTERVAL))
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
+def test_notice_runs_the_drain_hook_exactly_once(watcher_script, tmp_path, cloud):
+    with MetadataServer(cloud) as server, Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
+        settle(3)
+        assert watcher.runs() == []
+        server.notice()
+        watcher.wait_for_runs(1)
+        settle()
+        assert watcher.runs() == ["interruption"]
+        assert watcher.process.poll() is None
+        assert "running drain hook" in watcher.output()
+        if cloud == "azure":
+            assert server.acks == [{"StartRequests": [{"EventId": AZURE_EVENT_ID}]}]
+        if cloud == "aws":
+            assert "PUT /latest/api/token" in server.requests
+
+
+def test_unreachable_metadata_does_not_stop_the_daemon(watcher_script, tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with Watcher(watcher_script, tmp_path, "aws", closed) as watcher:
+        settle(10)
+        assert watcher.process.poll() is None
+        assert watcher.runs() == []
+        assert watcher.output().count("metadata poll failed") == 1  # logged once, not every poll
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
+def test_missing_metadata_endpoints_do_not_stop_the_daemon(watcher_script, tmp_path, cloud):
+    with MetadataServer(cloud, broken=True) as server, Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
+        settle(6)
+        assert watcher.process.poll() is None
+        assert watcher.runs() == []
+        assert "metadata poll failed" in watcher.output()
+        assert len(server.requests) >= 2  # it kept polling
+
+
+def test_rebalance_is_logged_but_does_not_drain_by_default(watcher_script, tmp_path):
+    with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url) as watcher:
+        server.rebalance()
+        settle(8)
+        assert watcher.runs() == []
+        assert watcher.output().count("rebalance recommendation") == 1
+        server.notice()
+        watcher.wait_for_runs(1)
+        settle(4)
+        assert watcher.runs() == ["interruption"]
+
+
+def test_rebalance_drains_once_when_asked(watcher_script, tmp_path):
+    with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url,
+                                                  GPUFLEET_DRAIN_ON_REBALANCE="1") as watcher:
+        server.rebalance()
+        watcher.wait_for_runs(1)
+        server.notice()
+        settle(8)
+        assert watcher.runs() == ["rebalance"]
+
+
+def test_a_restarted_daemon_does_not_drain_again(watcher_script, tmp_path):
+    with MetadataServer("gcp") as server:
+        server.notice()
+        with Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
+            watcher.wait_for_runs(1)
+        with Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
+            settle(6)
+            assert watcher.runs() == ["interruption"]
+            assert "already drained" in watcher.output()
+            marker = json.loads((tmp_path / "run" / "drained.json").read_text())
+            assert marker["kind"] == "interruption"
+
+
+def test_unknown_cloud_exits_with_a_message(watcher_script, tmp_path):
+    env = write_env(tmp_path / "node.env", {"GPUFLEET_CLOUD": "oci"})
+    done = subprocess.run([sys.executable, str(watcher_script)], env={**os.environ, "GPUFLEET_ENV_FILE": str(env)},
+                          capture_output=True, text=True, timeout=10)
+    assert done.returncode == 2 and "unknown GPUFLEET_CLOUD 'oci'" in done.stdout
