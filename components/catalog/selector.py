@@ -13,6 +13,7 @@ from typing import Optional
 
 from ..spec.errors import Problem, SpecError
 from ..spec.model import ClusterSpec
+from ..spec.node_rules import check_node_software
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType, Price
 
@@ -56,8 +57,12 @@ def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
     if problems:
         raise SpecError(problems)
     price = _node_price(spec, catalog, instance, warnings)
-    return Selection(spec=spec, instance=instance, gpu=catalog.gpu(instance.gpu), fabric=fabric,
-                     placement_group=_placement_group(spec), price=price, warnings=tuple(warnings))
+    selection = Selection(spec=spec, instance=instance, gpu=catalog.gpu(instance.gpu), fabric=fabric,
+                          placement_group=_placement_group(spec), price=price, warnings=tuple(warnings))
+    node_problems = check_node_software(selection)
+    if node_problems:
+        raise SpecError(node_problems)
+    return selection
 
 
 def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
@@ -163,7 +168,8 @@ def _placement_group(spec: ClusterSpec) -> bool:
 def _node_price(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> NodePrice:
     rows = catalog.prices_of(spec.cloud, instance.name, spec.region)
     on_demand = max((p.on_demand for p in rows if p.on_demand is not None), default=None)
-    in_zone = [p for p in rows if p.zone == spec.zone and p.spot is not None]
+    # A row without a zone prices the whole region (Azure prices a size alike in all of its zones).
+    in_zone = [p for p in rows if p.zone in ("", spec.zone) and p.spot is not None]
     spot_rows = in_zone or [p for p in rows if p.spot is not None]
     spot = max((p.spot for p in spot_rows), default=None)
     if spec.market.type != "on-demand" and spot_rows and not in_zone:

@@ -217,6 +217,8 @@ def test_outputs_tell_the_user_what_comes_next():
     ({"zone": "us-west-2a"}, "`zone`: got 'us-west-2a'; expected a zone of region 'us-east-2'"),
     ({"zone": "use2-az9"}, "`zone`: got 'use2-az9'; p5.48xlarge is not offered in that zone"),
     ({"colour": "red"}, "`colour`: got 'red'; unknown key"),
+    ({"node": {"driver": {"branch": "535"}}}, "`node.cuda`: got '13.0'; CUDA 13.x needs driver branch 580 or newer"),
+    ({"node": {"mig": {"profiles": ["3g.40gb"] * 3}}}, "`node.mig.profiles`: got ['3g.40gb', '3g.40gb', '3g.40gb']"),
 ])
 def test_bad_input_is_refused_before_anything_is_declared(bad, message):
     monitor = RecordingMonitor(PlanMocks())
