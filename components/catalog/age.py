@@ -32,7 +32,8 @@ def catalog_age_line(today: date, catalog: Optional[Catalog] = None, cloud: Opti
     oldest = snapshot_date(catalog, cloud)
     if oldest is None:
         return f"catalog has no prices{' for ' + cloud if cloud else ''}"
-    return f"catalog prices{' for ' + cloud if cloud else ''} from {oldest.isoformat()} ({(today - oldest).days} days old)"
+    where = f" for {cloud}" if cloud else ""
+    return f"catalog prices{where} from {oldest.isoformat()} ({(today - oldest).days} days old)"
 
 
 def catalog_age_warning(today: date, catalog: Optional[Catalog] = None, cloud: Optional[str] = None) -> Optional[str]:

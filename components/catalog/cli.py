@@ -20,10 +20,10 @@ from typing import Optional
 
 from rich.console import Console
 
-from ..spec.errors import Problem, SpecError
+from ..spec.errors import SpecError
 from .age import catalog_age_notes
 from .loader import CLOUDS, Catalog, load_catalog
-from .offers import FABRICS, MARKETS, Requirement, best_per_region, rank
+from .offers import FABRICS, MARKETS, best_per_region, rank
 from .render import (catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection,
                      selection_document)
 from .requirement import requirement_from_args
@@ -81,7 +81,7 @@ def run_select(args: argparse.Namespace, catalog: Optional[Catalog] = None, toda
     offers = list(ranking.offers if args.all_zones else best_per_region(ranking.offers))
     offers = offers[:args.limit] if args.limit else offers
     clouds = req.clouds or CLOUDS
-    missing = {c: o for c, o in ranking.clouds_without_offer(clouds).items()} if ranking.offers else {}
+    missing = ranking.clouds_without_offer(clouds) if ranking.offers else {}
     notes = catalog_age_notes(today, catalog=catalog)
     if args.json:
         print(dumps(selection_document(req, ranking, offers, catalog, notes, missing)))
@@ -124,7 +124,3 @@ def _split(values: list[str]) -> tuple[str, ...]:
 
 def _console() -> Console:
     return Console(soft_wrap=False, width=200, highlight=False)
-
-
-def problem(path: str, value, expected: str, root: str) -> SpecError:
-    return SpecError([Problem(path, value, expected)], root=root)

@@ -18,8 +18,9 @@ from .models import InstanceType, Price
 from .zones import is_edge, zone_kind
 
 MARKETS = ("on-demand", "spot", "mixed", "reserved-1y", "reserved-3y")
-# `--fabric` values: any (RDMA if the type has it), rdma (any RDMA fabric), tcp, or one cloud fabric family.
-FABRICS = {"any": None, "tcp": None, "rdma": ("efa", "infiniband", "tcpx", "tcpxo", "roce"), "efa": ("efa",),
+# `--fabric` values: any (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
+# TCPXO are GPUDirect over TCP, not RDMA), tcp, or one cloud fabric family.
+FABRICS = {"any": None, "tcp": None, "rdma": ("efa", "infiniband", "roce"), "efa": ("efa",),
            "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
 DEFAULT_REFERENCE_GPU = "A100"
 

@@ -8,7 +8,8 @@ from components.catalog.loader import Catalog
 from components.catalog.models import GpuModel, InstanceType, Price, PriceSource
 
 GPUS = [
-    GpuModel(model="A100", memory_gib=40, architecture="ampere", bf16_dense_tflops=312, node_gpu_counts=(1, 2, 4, 8, 16)),
+    GpuModel(model="A100", memory_gib=40, architecture="ampere", bf16_dense_tflops=312,
+             node_gpu_counts=(1, 2, 4, 8, 16)),
     GpuModel(model="H100", memory_gib=80, architecture="hopper", bf16_dense_tflops=989.4),
     GpuModel(model="T4", memory_gib=16, architecture="turing", bf16_dense_tflops=65),
 ]

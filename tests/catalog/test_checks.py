@@ -91,7 +91,8 @@ class TestExcludedByTheDataFile:
                                        {"instance_type": "a3-highgpu-8g", "region": "us-central1", "scope": "on_demand",
                                         "reason": "H100 GPU SKU mismatched"}])
         assert [(f.instance_type, f.region, f.scope, f.kind) for f in flags] == [
-            ("a2-ultragpu-8g", "us-central1", "row", "excluded"), ("a3-highgpu-8g", "us-central1", "on_demand", "excluded")]
+            ("a2-ultragpu-8g", "us-central1", "row", "excluded"),
+            ("a3-highgpu-8g", "us-central1", "on_demand", "excluded")]
 
     def test_excluded_row_is_dropped(self):
         flags = excluded_flags("aws", ["p5.48xlarge us-east-1: test"])

@@ -38,8 +38,9 @@ class TestMarketCosts:
         rows = {r["market"]: r for r in market_costs(4, PRICES, "spot")}
         assert list(rows) == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
         assert rows["on-demand"]["usd_per_month"] == 40.0 * HOURS_PER_MONTH
-        assert rows["spot"] == {"market": "spot", "label": "spot", "chosen": True, "on_demand_nodes": 0, "spot_nodes": 4,
-                                "usd_per_hour": 12.0, "usd_per_month": 8760.0, "savings_pct": 70.0, "note": ""}
+        assert rows["spot"] == {"market": "spot", "label": "spot", "chosen": True, "on_demand_nodes": 0,
+                                "spot_nodes": 4, "usd_per_hour": 12.0, "usd_per_month": 8760.0, "savings_pct": 70.0,
+                                "note": ""}
         assert rows["mixed"]["label"] == "mixed (2 on-demand + 2 spot)"
         assert rows["mixed"]["savings_pct"] == 35.0
         assert rows["reserved-1y"]["savings_pct"] == 37.0

@@ -101,12 +101,19 @@ def test_rank_matches_brute_force_on_generated_requirements():
 
 
 def test_offers_are_sorted_and_every_offer_meets_the_requirement():
-    req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", fabric="rdma")
+    req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot")
     offers = rank(req, CAT).offers
     costs = [o.usd_per_hour for o in offers]
     assert costs == sorted(costs) and len(offers) > 5
     assert {o.candidate.instance.cloud for o in offers} >= {"aws", "gcp"}
     assert all(o.candidate.instance.gpu == "H100" and o.candidate.instance.gpus == 8 for o in offers)
+
+
+def test_rdma_means_efa_infiniband_or_roce_not_gpudirect_tcpx():
+    ranking = rank(Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", fabric="rdma"), CAT)
+    assert {o.candidate.instance.fabric for o in ranking.offers} == {"efa"}
+    tcpx = next(o for o in ranking.rejected if o.candidate.instance.fabric == "tcpx")
+    assert tcpx.reasons == ("no RDMA fabric (has tcpx)",)
 
 
 class TestZones:
@@ -119,7 +126,8 @@ class TestZones:
 
     def test_edge_zone_miss_says_why(self):
         req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", regions=("us-east-1",))
-        misses = {o.candidate.zone: o.reasons for o in rank(req, CAT).rejected if o.candidate.instance.name == "p5.48xlarge"}
+        misses = {o.candidate.zone: o.reasons for o in rank(req, CAT).rejected
+                  if o.candidate.instance.name == "p5.48xlarge"}
         assert any("local-zone" in r for r in misses["use1-atl2-az1"])
 
     def test_price_is_the_zones_own_not_the_cheapest_anywhere(self):
@@ -145,7 +153,8 @@ class TestSpeedAdjustedCost:
         assert h.job_usd == pytest.approx(80.0 * h.job_hours)
 
     def test_measured_speed_factor_overrides_tflops(self):
-        cat = catalog([instance(name="t", gpu="T4", gpus=1, memory=16, fabric=None)], [price(name="t", od=0.5, spot=None)])
+        cat = catalog([instance(name="t", gpu="T4", gpus=1, memory=16, fabric=None)],
+                      [price(name="t", od=0.5, spot=None)])
         req = Requirement(job_gpu_hours=100.0, reference_gpu="A100", speed_factors=(("T4", 1 / 4.7),))
         [offer] = rank(req, cat).offers
         assert offer.job_hours == pytest.approx(470.0) and offer.job_usd == pytest.approx(235.0)

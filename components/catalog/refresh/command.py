@@ -78,7 +78,8 @@ def _records(args, docs, spot, zones, instances, old):
         regional = [r for doc in docs for r in aws.parse_price_list(doc, names)]
         spot_rows = aws.parse_spot_history(spot, aws.parse_zone_ids(zones), names) if spot else []
         if not spot_rows:
-            print(f"note: no spot prices refreshed; existing spot rows are kept. {fetch.AWS_SPOT_HINT}", file=sys.stderr)
+            print(f"note: no spot prices refreshed; existing spot rows are kept. {fetch.AWS_SPOT_HINT}",
+                  file=sys.stderr)
         return combine_aws(regional, spot_rows)
     if args.cloud == "azure":
         pages = docs or fetch.azure_pages(sorted(names), args.region)

@@ -57,7 +57,8 @@ def machine_prices(rates: dict, instances: Iterable[InstanceType]) -> list[Price
         if gpu_sku is None:
             continue
         for region in regions:
-            values = {field: _machine(rates, region, series, gpu_sku, field, instance) for field in USAGE_FIELD.values()}
+            values = {field: _machine(rates, region, series, gpu_sku, field, instance)
+                      for field in USAGE_FIELD.values()}
             if any(v is not None for v in values.values()):
                 records.append(PriceRecord(instance_type=instance.name, region=region, **values))
     return records

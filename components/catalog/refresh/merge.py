@@ -44,7 +44,8 @@ def merge(old: list[Price], records: list[PriceRecord], cloud: str, source_key: 
                  spot=r.spot, reserved_1y=r.reserved_1y, reserved_3y=r.reserved_3y, source=source_key)
            for r in records]
     by_key = {(p.instance_type, p.region, p.zone): p for p in new}
-    kept = [p for p in old if p.source != source_key and not _superseded(p, by_key.get((p.instance_type, p.region, p.zone)))]
+    kept = [p for p in old
+            if p.source != source_key and not _superseded(p, by_key.get((p.instance_type, p.region, p.zone)))]
     rows = sorted([*kept, *new], key=lambda p: (p.instance_type, p.region, p.zone, p.source))
     return rows, report(old, rows)
 
@@ -61,7 +62,8 @@ def report(old: list[Price], new: list[Price]) -> dict:
                   "change_pct": round(100 * (b - a) / a, 1) if a and b is not None else None}
         changes.append(change)
     return {"rows_before": len(old), "rows_after": len(new),
-            "added": sum(1 for c in changes if c["old"] is None), "removed": sum(1 for c in changes if c["new"] is None),
+            "added": sum(1 for c in changes if c["old"] is None),
+            "removed": sum(1 for c in changes if c["new"] is None),
             "changed": sum(1 for c in changes if c["old"] is not None and c["new"] is not None), "changes": changes}
 
 
