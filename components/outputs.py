@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalog.cost import cluster_cost
+from .catalog.cost import cluster_cost, cost_table
 from .catalog.selector import Selection
 
 
@@ -25,5 +25,6 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
         "market": spec.market.type,
         "estimated_usd_per_hour": cost.usd_per_hour,
         "estimated_usd_per_month": cost.usd_per_month,
+        "cost": cost_table(selection),
         "warnings": list(selection.warnings),
     }

@@ -15,6 +15,8 @@ from typing import Optional
 import pulumi
 from rich.console import Console
 
+from ..catalog.age import catalog_age_notes
+from ..catalog.cli import add_commands as add_catalog_commands
 from ..spec.errors import SpecError
 from .render import plan_json, print_plan
 from .runner import run_program
@@ -34,7 +36,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     plan.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     plan.add_argument("--out", type=Path, help="also write each node group's decoded user data into this folder")
     plan.set_defaults(handler=run_plan)
-    _add_catalog_commands(commands)
+    add_catalog_commands(commands)
     args = parser.parse_args(argv)
     return args.handler(args)
 
@@ -54,24 +56,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.json:
         print(plan_json(result))
     else:
-        print_plan(result, console, notes=_catalog_notes())
+        print_plan(result, console, notes=catalog_age_notes(cloud=result.outputs.get("cloud")))
     return 0
-
-
-def _catalog_notes() -> list[str]:
-    try:
-        from ..catalog.age import catalog_age_notes
-    except ImportError:
-        return []
-    return catalog_age_notes()
-
-
-def _add_catalog_commands(commands) -> None:
-    try:
-        from ..catalog.cli import add_commands
-    except ImportError:
-        return
-    add_commands(commands)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
+from ..catalog.cost import cost_table_lines
 from .mocks import DeclaredResource
 from .runner import PlanResult
 
@@ -37,6 +38,9 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
                   "placeholders, nothing was created)")
     console.print(_tree(result.resources))
     console.print(_outputs_table(result.outputs))
+    if result.outputs.get("cost"):
+        console.print("[bold]Cost[/bold] (catalog prices, USD)")
+        console.print(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
     for note in notes + [f"warning: {w}" for w in result.outputs.get("warnings") or []]:
         console.print(f"[yellow]{escape(note)}[/yellow]")
 
@@ -92,7 +96,7 @@ def _outputs_table(outputs: dict[str, Any]) -> Table:
     table.add_column("output")
     table.add_column("value", overflow="fold")
     for key in sorted(outputs):
-        if key == "warnings":
+        if key in ("warnings", "cost"):
             continue
         value = outputs[key]
         text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
