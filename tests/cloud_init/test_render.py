@@ -45,11 +45,18 @@ def cloud_config_files(rendered, tmp_path_factory):
     return paths
 
 
-@pytest.mark.parametrize("name", CLI_CASES)
-def test_cloud_config_passes_cloud_init_schema_cli(cloud_config_files, name):
+@pytest.fixture(scope="module")
+def cli_results(cloud_config_files):
     tool = require_tool("cloud-init", CLOUD_INIT_HINT)
-    done = subprocess.run([tool, "schema", "-c", str(cloud_config_files[name])], capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
+    running = {name: subprocess.Popen([tool, "schema", "-c", str(cloud_config_files[name])], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True) for name in CLI_CASES}
+    return {name: (p.wait(timeout=60), p.stdout.read()) for name, p in running.items()}
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_cloud_config_passes_cloud_init_schema_cli(cli_results, name):
+    code, output = cli_results[name]
+    assert code == 0, output
 
 
 def test_every_cloud_config_passes_cloud_init_schema_validation(cloud_config_files):
