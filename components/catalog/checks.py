@@ -1,7 +1,8 @@
 """Sanity checks on every catalog row. Public price data has errors; a row that fails a check is flagged.
 
 Flagged rows are excluded from selection and shown with their reason (`gpufleet catalog --flagged`):
-- an instance type whose GPU is unknown, or whose GPU count or memory contradicts the GPU's spec;
+- an instance type whose GPU is unknown, or whose GPU count or memory contradicts the GPU's spec, or whose
+  EFA interfaces do not fit its fabric and network cards;
 - a spot price above on-demand (beyond rounding), or equal to it (no spot discount: no spot pool or no spot meter);
 - an on-demand or spot price far from the same type's price in the cloud's other regions or zones;
 - a row the catalog's price file lists under `excluded:` with the reason.
@@ -41,6 +42,9 @@ def check_instances(gpus: Mapping[str, GpuModel], instances: Iterable[InstanceTy
         if abs(row.gpu_memory_gib - gpu.memory_gib) > GPU_MEMORY_TOLERANCE * gpu.memory_gib:
             flags.append(_row_flag(row, "gpu-memory", f"{row.gpu_memory_gib} GiB per GPU contradicts the {gpu.model} "
                                    f"spec of {gpu.memory_gib} GiB"))
+        if (row.fabric == "efa") != (row.efa_interfaces > 0) or row.efa_interfaces > max(row.network_cards, 1) + 1:
+            flags.append(_row_flag(row, "network-layout", f"fabric {row.fabric or 'tcp'} with {row.efa_interfaces} EFA "
+                                   f"interface(s) on {row.network_cards} network card(s) is not a possible layout"))
     return flags
 
 

@@ -16,6 +16,8 @@ GPUS = [
 
 
 def instance(cloud="aws", name="p5.48xlarge", gpu="H100", gpus=8, memory=80, fabric="efa", **extra) -> InstanceType:
+    if fabric == "efa":
+        extra = {"efa_interfaces": 32, "network_cards": 32, **extra}
     return InstanceType(cloud=cloud, name=name, gpu=gpu, gpus=gpus, gpu_memory_gib=memory, vcpus=192, memory_gib=2048,
                         fabric=fabric, network_gbps=3200, nvswitch=gpus == 8, source="test", **extra)
 

@@ -30,6 +30,11 @@ class TestInstanceChecks:
         cat = catalog([instance(name="g.xl", gpu="T4", gpus=1, memory=15, fabric=None)], [])
         assert cat.flags == ()
 
+    @pytest.mark.parametrize("fabric, efa, cards", [("efa", 0, 4), (None, 1, 1), ("efa", 40, 32)])
+    def test_efa_interfaces_that_do_not_fit_the_fabric_are_flagged(self, fabric, efa, cards):
+        cat = catalog([instance(name="x.big", fabric=fabric, efa_interfaces=efa, network_cards=cards)], [])
+        assert ("x.big", "", "", "row", "network-layout") in kinds(cat)
+
     def test_unknown_gpu_is_flagged(self):
         cat = catalog([instance(name="x.big", gpu="Z9000")], [])
         assert ("x.big", "", "", "row", "unknown-gpu") in kinds(cat)

@@ -1,0 +1,53 @@
+"""The AWS rows issue 2 asks for: every size of ten families, with GPU, network and price facts and sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import load_catalog
+
+CAT = load_catalog()
+FAMILIES = ("g4dn", "g5", "g6", "g6e", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200")
+AWS = {name: row for (cloud, name), row in CAT.instances.items() if cloud == "aws"}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_has_rows_with_every_fact(family):
+    rows = [row for name, row in AWS.items() if name.split(".")[0] == family]
+    assert rows, family
+    for row in rows:
+        assert row.gpu in CAT.gpus and row.gpus >= 1 and row.gpu_memory_gib > 0
+        assert row.vcpus > 0 and row.memory_gib > 0 and row.network_gbps > 0 and row.network_cards >= 1
+        assert (row.fabric == "efa") == (row.efa_interfaces > 0)
+
+
+@pytest.mark.parametrize("name, gpus, gpu, vcpus, memory, efa, cards, nvswitch", [
+    ("g4dn.xlarge", 1, "T4", 4, 16, 0, 1, False),
+    ("g4dn.metal", 8, "T4", 96, 384, 1, 1, False),
+    ("g5.48xlarge", 8, "A10G", 192, 768, 1, 1, False),
+    ("g6.12xlarge", 4, "L4", 48, 192, 1, 1, False),
+    ("g6e.48xlarge", 8, "L40S", 192, 1536, 4, 4, False),
+    ("p4d.24xlarge", 8, "A100", 96, 1152, 4, 4, True),
+    ("p5.4xlarge", 1, "H100", 16, 256, 1, 1, False),
+    ("p5.48xlarge", 8, "H100", 192, 2048, 32, 32, True),
+    ("p5en.48xlarge", 8, "H200", 192, 2048, 16, 16, True),
+    ("p6-b200.48xlarge", 8, "B200", 192, 2048, 8, 8, True)])
+def test_known_rows(name, gpus, gpu, vcpus, memory, efa, cards, nvswitch):
+    row = AWS[name]
+    assert (row.gpus, row.gpu, row.vcpus, row.memory_gib, row.efa_interfaces, row.network_cards, row.nvswitch) == (
+        gpus, gpu, vcpus, memory, efa, cards, nvswitch)
+
+
+def test_every_price_row_names_a_source_with_a_date():
+    for p in CAT.raw_prices:
+        source = CAT.source_of(p)
+        assert source is not None and source.source and source.snapshot_date, p
+
+
+def test_known_prices_and_missing_ones_stay_missing():
+    east = {(p.instance_type, p.zone, p.source): p for p in CAT.raw_prices if p.cloud == "aws" and p.region == "us-east-1"}
+    assert east[("p5.48xlarge", "use1-az6", "skypilot")].spot == 17.6289
+    assert east[("p4d.24xlarge", "", "vantage")].reserved_1y == 13.921094
+    assert east[("g6.xlarge", "", "vantage")].spot is None  # no sourced spot price: empty, not guessed
+    assert all(p.reserved_3y is None for p in CAT.raw_prices if p.cloud == "aws")
+    assert not any(p.on_demand for p in CAT.raw_prices if p.instance_type == "p5e.48xlarge")
