@@ -45,7 +45,8 @@ def test_every_price_row_names_a_source_with_a_date():
 
 
 def test_known_prices_and_missing_ones_stay_missing():
-    east = {(p.instance_type, p.zone, p.source): p for p in CAT.raw_prices if p.cloud == "aws" and p.region == "us-east-1"}
+    east = {(p.instance_type, p.zone, p.source): p for p in CAT.raw_prices
+            if p.cloud == "aws" and p.region == "us-east-1"}
     assert east[("p5.48xlarge", "use1-az6", "skypilot")].spot == 17.6289
     assert east[("p4d.24xlarge", "", "vantage")].reserved_1y == 13.921094
     assert east[("g6.xlarge", "", "vantage")].spot is None  # no sourced spot price: empty, not guessed
