@@ -95,7 +95,8 @@ class Offer:
             "cloud": i.cloud, "instance_type": i.name, "region": c.region, "zone": c.zone,
             "zone_kind": zone_kind(i.cloud, c.zone), "gpu": i.gpu, "gpus_per_node": i.gpus,
             "gpu_memory_gib": i.gpu_memory_gib, "nodes": requirement.nodes, "gpus_total": total_gpus,
-            "fabric": i.fabric or "tcp", "network_gbps": i.network_gbps, "market": requirement.market,
+            "fabric": i.fabric or "tcp", "network_gbps": i.network_gbps, "fabric_gbps": fabric_gbps(i),
+            "market": requirement.market,
             "node_usd_per_hour": {"on_demand": c.prices.on_demand, "spot": c.prices.spot,
                                   "reserved_1y": c.prices.reserved_1y, "reserved_3y": c.prices.reserved_3y},
             "usd_per_hour": _round(self.usd_per_hour, 4),
@@ -173,6 +174,13 @@ def best_per_region(offers) -> list[Offer]:
             seen.add(key)
             best.append(offer)
     return best
+
+
+def fabric_gbps(instance: InstanceType) -> float:
+    """The fabric's bandwidth per node: InfiniBand links x their rate where the row gives it, else the NIC's."""
+    if instance.fabric == "infiniband" and instance.infiniband_gbps:
+        return float(instance.infiniband_gbps * max(instance.rdma_devices, 1))
+    return instance.network_gbps
 
 
 def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> Optional[float]:

@@ -56,7 +56,7 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
     for index, offer in enumerate(offers, 1):
         d = offer.as_dict(req, catalog)
         row = [str(index), d["cloud"], d["instance_type"], f"{d['gpus_per_node']}x {d['gpu']}", d["region"],
-               _zone(d), f"{d['fabric']} {d['network_gbps']:g}G", _money(d["usd_per_hour"]),
+               _zone(d), f"{d['fabric']} {d['fabric_gbps']:g}G", _money(d["usd_per_hour"]),
                _money(d["usd_per_month"], 0), _money(d["usd_per_gpu_hour"]), _money(d["usd_per_dense_pflop_hour"])]
         if job:
             row += [_num(d["relative_speed"], "x"), _num(d["job_hours"]), _money(d["job_usd"], 0)]
