@@ -1,0 +1,155 @@
+"""Node scripts run against fakes: gpufleet-run, the health reporter for each cloud, driver verification,
+the job slice properties and MIG at boot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import FAKE_BIN, FIXTURES, node_script, write_env
+from .metadata_servers import MetadataServer
+
+LIB = "usr/local/lib/gpufleet/"
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory) -> Path:
+    """The shipped copies of the node scripts under one root (scripts find common.sh through GPUFLEET_LIB)."""
+    root = tmp_path_factory.mktemp("node")
+    for relative in ("usr/local/bin/gpufleet-run", "usr/local/sbin/gpufleet-report-health", LIB + "common.sh",
+                     LIB + "install.d/20-driver", LIB + "boot.d/50-slice", LIB + "boot.d/30-mig",
+                     "etc/profile.d/gpufleet-job-env.sh"):
+        node_script(root, relative)
+    return root / "node"
+
+
+def run(script: Path, tmp_path: Path, node_env: dict, *args, extra_env=None):
+    fake = tmp_path / "fake"
+    fake.mkdir(exist_ok=True)
+    env = dict(os.environ, PATH=f"{FAKE_BIN}:{os.environ['PATH']}", FAKE_DIR=str(fake),
+               GPUFLEET_ENV_FILE=str(write_env(tmp_path / "node.env", node_env)),
+               GPUFLEET_LIB=_lib(script),
+               GPUFLEET_STATE_DIR=str(tmp_path / "state"), GPUFLEET_RUN_DIR=str(tmp_path / "run"),
+               **(extra_env or {}))
+    done = subprocess.run([str(script), *args], env=env, capture_output=True, text=True, timeout=20)
+    return done, fake
+
+
+def _lib(script: Path) -> str:
+    root = next(p for p in script.parents if p.name == "node")
+    return str(root / LIB)
+
+
+def test_gpufleet_run_starts_the_job_in_the_slice_with_the_job_environment(node, tmp_path):
+    job_env = write_env(tmp_path / "job.env", {"NCCL_SOCKET_IFNAME": "^docker,lo,veth", "FI_EFA_USE_HUGE_PAGE": "0",
+                                               "CUDA_MPS_PIPE_DIRECTORY": "/run/nvidia-mps"})
+    profile = tmp_path / "profile.sh"
+    profile.write_text(f"set -a\n. {job_env}\nset +a\n")
+    done, fake = run(node / "usr/local/bin/gpufleet-run", tmp_path, {}, "--name", "train-1", "--", "python",
+                     "train.py", "--epochs", "3", extra_env={"GPUFLEET_JOB_PROFILE": str(profile),
+                                                             "SUDO_UID": "1000", "SUDO_GID": "1000"})
+    assert done.returncode == 0, done.stderr
+    args = (fake / "systemd-run.args").read_text().splitlines()
+    assert args[:6] == ["--slice=gpufleet-jobs.slice", "--unit=train-1", "--collect", "--same-dir", "--quiet",
+                        "--uid=1000"]
+    assert "--setenv=NCCL_SOCKET_IFNAME=^docker,lo,veth" in args and "--setenv=FI_EFA_USE_HUGE_PAGE=0" in args
+    assert "--setenv=CUDA_MPS_PIPE_DIRECTORY=/run/nvidia-mps" in args
+    assert "--wait" in args and "--pipe" in args
+    assert args[-5:] == ["--", "python", "train.py", "--epochs", "3"]
+
+
+def test_gpufleet_run_without_a_command_prints_usage(node, tmp_path):
+    done, _ = run(node / "usr/local/bin/gpufleet-run", tmp_path, {})
+    assert done.returncode == 2 and "usage: gpufleet-run" in done.stderr
+
+
+@pytest.mark.parametrize("cloud, expected", [
+    ("aws", "aws autoscaling set-instance-health --region us-east-2 --instance-id i-0123456789abcdef0 "
+            "--health-status Unhealthy --no-should-respect-grace-period"),
+    ("gcp", "gcloud compute instances add-labels gpufleet-test-node-1 --zone us-central1-a "
+            "--labels gpufleet-health=unhealthy"),
+    ("azure", "az tag update --resource-id /subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/"
+              "virtualMachineScaleSets/gpufleet/virtualMachines/1 --operation Merge --tags gpufleet-health=unhealthy "
+              "--output none"),
+])
+def test_unhealthy_node_is_reported_to_its_cloud(node, tmp_path, cloud, expected):
+    with MetadataServer(cloud) as server:
+        done, fake = run(node / "usr/local/sbin/gpufleet-report-health", tmp_path,
+                         {"GPUFLEET_CLOUD": cloud, "GPUFLEET_METADATA_URL": server.url}, "unhealthy")
+    assert done.returncode == 0, done.stderr
+    assert expected in (fake / "cli").read_text().splitlines()
+    if cloud == "aws":
+        assert "PUT /latest/api/token" in server.requests  # IMDSv2
+
+
+def test_reporter_fails_cleanly_without_metadata(node, tmp_path):
+    done, fake = run(node / "usr/local/sbin/gpufleet-report-health", tmp_path,
+                     {"GPUFLEET_CLOUD": "aws", "GPUFLEET_METADATA_URL": "http://127.0.0.1:9"}, "unhealthy")
+    assert done.returncode != 0 and not (fake / "cli").exists()
+
+
+@pytest.mark.parametrize("query, expected_rc, message", [
+    ("query-h100x8.csv", 0, "NVIDIA driver 580.95.05 found"),
+    ("query-h100x8-driver535.csv", 1, "older than branch 580, which CUDA 13.0 needs"),
+])
+def test_driver_ready_image_only_verifies_the_driver(node, tmp_path, query, expected_rc, message):
+    (tmp_path / "fake").mkdir()
+    shutil.copy(FIXTURES / "health" / query, tmp_path / "fake" / "query.csv")
+    env = {"GPUFLEET_IMAGE_KIND": "driver-ready", "GPUFLEET_DRIVER_BRANCH": "580", "GPUFLEET_CUDA": "13.0",
+           "GPUFLEET_MIN_DRIVER_BRANCH": "580"}
+    if Path("/sys/module/nvidia/version").exists():
+        pytest.skip("this host has an NVIDIA driver loaded; the fixture cannot stand in for it")
+    done, _ = run(node / LIB / "install.d/20-driver", tmp_path, env)
+    assert done.returncode == expected_rc, done.stderr
+    assert message in done.stderr
+
+
+def test_job_slice_gets_the_spec_limits_as_runtime_properties(node, tmp_path):
+    env = {"GPUFLEET_SLICE_MEMORY_MAX_PERCENT": "85", "GPUFLEET_SLICE_CPU_QUOTA_PERCENT": "4800",
+           "GPUFLEET_SLICE_ALLOWED_CPUS": "0-47"}
+    done, fake = run(node / LIB / "boot.d/50-slice", tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    call = (fake / "calls").read_text().strip()
+    assert call.startswith("systemctl set-property --runtime gpufleet-jobs.slice MemoryMax=85% CPUQuota=4800% "
+                           "AllowedCPUs=0-47")
+
+
+def test_mig_step_does_nothing_without_profiles(node, tmp_path):
+    done, fake = run(node / LIB / "boot.d/30-mig", tmp_path, {"GPUFLEET_MIG_PROFILES": ""})
+    assert done.returncode == 0 and not (fake / "calls").exists()
+
+
+def _mig_fake(tmp_path: Path, mode: str, immediate: bool) -> None:
+    fake = tmp_path / "fake"
+    fake.mkdir(exist_ok=True)
+    shutil.copy(FIXTURES / "health" / "query-h100x8.csv", fake / "query.csv")
+    (fake / "mig.mode").write_text(mode + "\n")
+    if immediate:
+        (fake / "mig.immediate").write_text("")
+
+
+MIG_ENV = {"GPUFLEET_MIG_PROFILES": "3g.40gb,3g.40gb"}
+
+
+def test_mig_profiles_are_created_on_every_gpu(node, tmp_path):
+    _mig_fake(tmp_path, "Disabled", immediate=True)
+    done, fake = run(node / LIB / "boot.d/30-mig", tmp_path, MIG_ENV)
+    assert done.returncode == 0, done.stderr
+    calls = (fake / "calls").read_text().splitlines()
+    assert [c for c in calls if "-cgi" in c] == [f"nvidia-smi mig -i {i} -cgi 3g.40gb,3g.40gb -C" for i in range(8)]
+    assert "systemctl stop nvidia-dcgm.service" in calls and calls[-1] == "systemctl start nvidia-dcgm.service"
+
+
+def test_mig_pending_reboots_once_then_fails(node, tmp_path):
+    _mig_fake(tmp_path, "Disabled", immediate=False)
+    done, fake = run(node / LIB / "boot.d/30-mig", tmp_path, MIG_ENV)
+    assert done.returncode == 0, done.stderr
+    assert "systemctl reboot" in (fake / "calls").read_text().splitlines()
+    assert (tmp_path / "state" / "mig-reboot-done").exists()
+    done, fake = run(node / LIB / "boot.d/30-mig", tmp_path, MIG_ENV)
+    assert done.returncode == 1 and "still pending after a reboot" in done.stderr
+    assert (fake / "calls").read_text().splitlines().count("systemctl reboot") == 1
