@@ -185,6 +185,15 @@ class TestRefreshCommand:
         assert run(["catalog", "refresh", "--cloud", "gcp", "--data-dir", str(data_dir)]) == 1
         assert "API key" in capsys.readouterr().err
 
+    def test_a_response_of_the_wrong_shape_exits_2(self, data_dir, capsys, tmp_path):
+        broken = tmp_path / "broken.json"
+        broken.write_text(json.dumps({"Items": [{"serviceName": "Virtual Machines", "armSkuName": "Standard_ND96asr_v4",
+                                                 "armRegionName": "eastus", "retailPrice": "not a number"}]}))
+        assert run(["catalog", "refresh", "--cloud", "azure", "--data-dir", str(data_dir),
+                    "--from-file", str(broken)]) == 2
+        err = capsys.readouterr().err
+        assert "not in the shape its API documents" in err and "Traceback" not in err
+
     @pytest.mark.parametrize("extra, message", [
         (["--from-file", "/nonexistent.json"], "expected an existing file"),
         (["--from-file", str(FIXTURES / "README.md")], "expected a JSON API response"),

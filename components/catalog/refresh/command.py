@@ -59,6 +59,10 @@ def run_refresh(args: argparse.Namespace) -> int:
     except RefreshError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        print(f"error: a {args.cloud} pricing response is not in the shape its API documents "
+              f"({err.__class__.__name__}: {err}); pass the API's own JSON, unmodified", file=sys.stderr)
+        return 2
     rows, report = merge(old, records, args.cloud, SOURCE_KEYS[args.cloud])
     report = {"cloud": args.cloud, "source": SOURCE_KEYS[args.cloud], "snapshot_date": day.isoformat(),
               "written": bool(args.write), **report}
