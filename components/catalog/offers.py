@@ -60,7 +60,7 @@ class Candidate:
     region: str
     zone: str
     prices: NodePrices
-    source: str  # "key" of the price rows used
+    source: str  # key of the oldest price source used here
     flag_reasons: tuple[str, ...]  # why the catalog refused this type or a price here
 
 
@@ -270,7 +270,8 @@ def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
                 flags = row_flags + tuple(f"[price] {f.reason}" for f in catalog.flags_of(cloud, name, region)
                                           if (f.region or f.scope != "row") and f.zone in ("", zone))
                 result.append(Candidate(instance=instance, region=region, zone=zone,
-                                        prices=_location_prices(usable, zone), source=_source_key(rows, zone),
+                                        prices=_location_prices(usable, zone),
+                                        source=_oldest_source(catalog, cloud, rows, zone),
                                         flag_reasons=flags))
     return tuple(result)
 
@@ -282,9 +283,11 @@ def _location_prices(rows: list[Price], zone: str) -> NodePrices:
                       reserved_1y=_max(p.reserved_1y for p in rows), reserved_3y=_max(p.reserved_3y for p in rows))
 
 
-def _source_key(rows: list[Price], zone: str) -> str:
-    here = [p.source for p in rows if p.zone == zone] or [p.source for p in rows]
-    return sorted(here)[0]
+def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -> str:
+    """Of the sources whose rows price this location (its zone's and the region's), the one with the oldest date."""
+    keys = sorted({p.source for p in rows if p.zone in ("", zone)})
+    dated = [(catalog.source_of_key(cloud, k).snapshot_date, k) for k in keys if catalog.source_of_key(cloud, k)]
+    return min(dated)[1] if dated else keys[0]
 
 
 def _max(values) -> Optional[float]:
