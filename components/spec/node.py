@@ -19,12 +19,15 @@ DEFAULT_DRAIN_COMMAND = "systemctl kill --signal=SIGTERM gpufleet-jobs.slice"
 
 
 class DriverOptions(StrictModel):
-    """The NVIDIA driver on stock images, and the branch expected on driver-ready images."""
+    """The NVIDIA driver gpufleet installs on stock Ubuntu images. Driver-ready images keep their own driver, which
+    the node checks against `cuda` at boot."""
 
     branch: str = Field(DEFAULT_DRIVER_BRANCH, pattern=r"^\d{3}$")
-    """Driver branch (major version). Default: "580", a long-term support branch (EOL June 2028)."""
+    """Driver branch (major version), refused at plan time when past NVIDIA's end of life. Default: "580", a
+    long-term support branch (EOL June 2028)."""
     flavor: Literal["auto", "open", "proprietary"] = "auto"
-    """Kernel module flavor. Default: "auto": open modules on Turing and newer, which Blackwell requires."""
+    """Kernel module flavor. Default: "auto": open modules from Ampere on (Blackwell requires them), proprietary on
+    Turing and older."""
 
 
 class IsolationOptions(StrictModel):
