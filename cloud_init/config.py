@@ -66,6 +66,8 @@ class BootConfig:
     nccl_debug: str = "WARN"
     nccl_env: tuple[tuple[str, str], ...] = ()
     nccl_topo_file: Optional[str] = None
+    host_nics: tuple[str, ...] = ()
+    gpu_nics: tuple[str, ...] = ()
     dcgm_exporter: bool = True
     node_exporter: bool = True
     health_dcgm_diag: bool = False

@@ -23,6 +23,15 @@ DRAIN_HOOK_PATH = "/etc/gpufleet/drain-hook"
 # Where each cloud's metadata service answers; tests point GPUFLEET_METADATA_URL at a loopback server.
 METADATA_URLS = {"aws": "http://169.254.169.254", "azure": "http://169.254.169.254",
                  "gcp": "http://metadata.google.internal"}
+# NCCL variables that name the node's NICs, per fabric: (variable, "host" or "gpu", all NICs or only the first).
+# When the catalog row lists its NIC names, they replace the defaults of nccl/<fabric>.conf.
+NIC_VARIABLES = {
+    "tcpx": (("NCCL_SOCKET_IFNAME", "host", False), ("NCCL_GPUDIRECTTCPX_CTRL_DEV", "host", False),
+             ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "gpu", True)),
+    "tcpxo": (("NCCL_SOCKET_IFNAME", "host", False), ("NCCL_FASTRAK_CTRL_DEV", "host", False),
+              ("NCCL_FASTRAK_IFNAME", "gpu", True)),
+    "roce": (("NCCL_SOCKET_IFNAME", "host", True),),
+}
 # Plugin libraries NCCL must find, per fabric (EFA's goes into ld.so.conf.d at install).
 NCCL_LIBRARY_PATHS = {"tcpx": "/var/lib/tcpx/lib64", "tcpxo": "/var/lib/tcpxo/lib64", "roce": "/usr/local/gib/lib64"}
 
@@ -103,6 +112,10 @@ def read_conf(path: Path) -> list[tuple[str, str]]:
 def nccl_items(config: BootConfig) -> list[tuple[str, str]]:
     """The fabric's variables, then the topology file, debug level and the user's overrides (which win)."""
     merged: dict[str, str] = dict(read_conf(NCCL_DIR / f"{config.fabric}.conf"))
+    nics = {"host": config.host_nics, "gpu": config.gpu_nics}
+    for name, kind, every in NIC_VARIABLES.get(config.fabric, ()):
+        if nics[kind]:
+            merged[name] = ",".join(nics[kind] if every else nics[kind][:1])
     if config.nccl_topo_file:
         merged["NCCL_TOPO_FILE"] = config.nccl_topo_file
     if config.nccl_debug:

@@ -47,6 +47,7 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
     iso = node.isolation
+    nic_names = instance.extra.get("nic_names") or {}
     return BootConfig(
         cloud=spec.cloud,
         cluster_name=cluster_name,
@@ -72,6 +73,8 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         nccl_debug=node.nccl.debug,
         nccl_env=tuple(node.nccl.env.items()),
         nccl_topo_file=nccl_topo_file(selection),
+        host_nics=tuple(nic_names.get("host", ())),
+        gpu_nics=tuple(nic_names.get("gpu", ())),
         dcgm_exporter=node.exporters.dcgm,
         node_exporter=node.exporters.node,
         health_dcgm_diag=node.health.dcgm_diag,

@@ -193,3 +193,16 @@ def test_single_node_has_no_rdma_fabric(rendered):
     env = env_values(written_files(rendered["gcp-g2-dev"][1])["/etc/gpufleet/node.env"]["content"])
     assert env["GPUFLEET_FABRIC"] == "tcp" and env["GPUFLEET_RDMA_DEVICES"] == "0"
     assert env["GPUFLEET_SPOT_WATCHER"] == "1" and env["GPUFLEET_METADATA_URL"] == "http://metadata.google.internal"
+
+
+def test_gcp_nic_names_come_from_the_catalog_row():
+    import dataclasses
+    from .conftest import GCP_A3_HIGH, selection_for
+    row = dataclasses.replace(GCP_A3_HIGH, extra={"nic_names": {"host": ["ens4"], "gpu": ["ens5", "ens6"]}})
+    conf = nccl_of(user_data_for(selection_for(row), "gpufleet-test"))
+    assert (conf["NCCL_SOCKET_IFNAME"], conf["NCCL_GPUDIRECTTCPX_CTRL_DEV"],
+            conf["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"]) == ("ens4", "ens4", "ens5,ens6")
+
+
+def nccl_of(text: str) -> dict:
+    return env_values(written_files(text)["/etc/nccl.conf"]["content"])
