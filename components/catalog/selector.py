@@ -16,10 +16,11 @@ from ..spec.model import ClusterSpec
 from ..spec.node_rules import check_node_software
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType, Price
+from .zones import is_edge
 
 # The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name.
 SPEC_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
-AWS_ZONE_ID = re.compile(r"^[a-z]+\d-az\d+$")
+AWS_ZONE_ID = re.compile(r"^[a-z]+\d(-[a-z]+\d+)?-az\d+$")  # regular and Local Zone ids
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,10 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[Instan
 def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
     acc = spec.accelerator
     instance = catalog.instance(spec.cloud, acc.instance_type)
+    if instance is None and (spec.cloud, acc.instance_type) in catalog.flagged_instances:
+        reasons = "; ".join(f.reason for f in catalog.flags_of(spec.cloud, acc.instance_type) if f.scope == "row")
+        return None, [Problem("accelerator.instance_type", acc.instance_type,
+                              f"refused by the catalog's sanity checks: {reasons}")]
     if instance is None:
         hint = catalog.instance_suggestions(spec.cloud, acc.instance_type)
         offered = _names([i.name for i in catalog.instances_of(spec.cloud)])
@@ -135,13 +140,17 @@ def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, 
     zones = catalog.zones_of(spec.cloud, instance.name, spec.region)
     if spec.zone is None or not zones or spec.cloud == "azure":
         return []
+    regular = [z for z in zones if not is_edge(spec.cloud, z)]
+    if spec.nodes > 1 and spec.fabric != "tcp" and instance.fabric and is_edge(spec.cloud, spec.zone):
+        return [Problem("zone", spec.zone, "is a Local Zone or Wavelength Zone; a multi-node RDMA cluster needs a "
+                        f"regular Availability Zone: {_names(regular)}")]
     if spec.cloud == "aws" and not AWS_ZONE_ID.match(spec.zone):
         warnings.append(f"zone {spec.zone!r} is an AZ name, which maps to a different AZ id in each account; "
-                        f"{instance.name} is offered in {', '.join(zones)} of {spec.region}. Use the AZ id for an "
+                        f"{instance.name} is offered in {', '.join(regular)} of {spec.region}. Use the AZ id for an "
                         "exact check and spot price")
         return []
     if spec.zone not in zones:
-        return [Problem("zone", spec.zone, f"{instance.name} is not offered in that zone; offered in {_names(zones)}")]
+        return [Problem("zone", spec.zone, f"{instance.name} is not offered in that zone; offered in {_names(regular)}")]
     return []
 
 

@@ -48,8 +48,9 @@ def zone_is_in_region(spec: ClusterSpec) -> list[Problem]:
         ok = spec.zone in ("1", "2", "3")
         expected = "an Azure zone number: '1', '2' or '3'"
     elif spec.cloud == "aws":
-        ok = bool(re.fullmatch(re.escape(spec.region) + r"[a-z]", spec.zone)
-                  or re.fullmatch(re.escape(aws_zone_id_prefix(spec.region)) + r"-az\d+", spec.zone))
+        # Regular zones (us-east-1a, use1-az4) and Local/Wavelength Zones (us-east-1-atl-2a, use1-atl2-az1).
+        ok = bool(re.fullmatch(re.escape(spec.region) + r"(-[a-z]+-\d+)?[a-z]", spec.zone)
+                  or re.fullmatch(re.escape(aws_zone_id_prefix(spec.region)) + r"(-[a-z]+\d+)?-az\d+", spec.zone))
         expected = (f"a zone of region {spec.region!r}: an AZ name like {example_zone(spec)!r} "
                     f"or an AZ id like '{aws_zone_id_prefix(spec.region)}-az1'")
     else:
