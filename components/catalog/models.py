@@ -56,6 +56,11 @@ class InstanceType:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
+    def needs_grid_driver(self) -> bool:
+        """Sizes that run only NVIDIA's GRID (vGPU) driver, which gpufleet does not install (Azure NVadsA10_v5)."""
+        return self.extra.get("gpu_driver") == "grid"
+
+    @property
     def rdma_devices(self) -> int:
         """RDMA devices the node should expose: EFA interfaces, IB links or GPU NICs."""
         return {"efa": self.efa_interfaces, "infiniband": self.gpus if self.infiniband_gbps else 0}.get(

@@ -218,6 +218,8 @@ def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterato
         yield f"carries {i.gpu}, not {' or '.join(req.gpus)}"
     if req.gpus_per_node is not None and i.gpus != req.gpus_per_node:
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
+    if i.needs_grid_driver:
+        yield "needs NVIDIA's GRID (vGPU) driver, which gpufleet does not install"
     if req.clouds and i.cloud not in req.clouds:
         yield f"cloud {i.cloud!r} is not among {', '.join(req.clouds)}"
     if req.regions and c.region not in req.regions:

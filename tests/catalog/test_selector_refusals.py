@@ -37,3 +37,13 @@ def test_local_zone_name_is_refused_too():
 def test_single_node_may_use_a_local_zone():
     cat = catalog([instance()], [price(), price(zone="use1-atl2-az1")])
     assert select(parse_cluster_spec({**SPEC, "nodes": 1, "zone": "use1-atl2-az1"}), cat).instance.name == "p5.48xlarge"
+
+
+def test_sizes_that_need_the_grid_driver_are_never_chosen_for_a_gpu():
+    grid = instance(cloud="azure", name="Standard_NV36ads_A10_v5", gpu="A100", gpus=1, memory=40, fabric=None,
+                    extra={"gpu_driver": "grid"})
+    plain = instance(cloud="azure", name="Standard_NC24ads_A100_v4", gpu="A100", gpus=1, memory=40, fabric=None)
+    prices = [price(cloud="azure", name=grid.name, region="eastus", zone="", od=1.0, spot=None),
+              price(cloud="azure", name=plain.name, region="eastus", zone="", od=3.0, spot=None)]
+    spec = {"cloud": "azure", "region": "eastus", "nodes": 1, "accelerator": {"gpu": "A100", "gpus_per_node": 1}}
+    assert select(parse_cluster_spec(spec), catalog([grid, plain], prices)).instance.name == plain.name
