@@ -8,7 +8,6 @@ shellcheck directives, stay, and a line naming the source file replaces the rest
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +110,7 @@ def shipped(content: str, relative: str) -> str:
 
 
 def _part(relative: str) -> Part:
-    source = FILES_DIR / relative
-    mode = "0755" if os.access(source, os.X_OK) else "0644"
-    return Part(path="/" + relative, permissions=mode, content=shipped(source.read_text(), relative))
+    content = (FILES_DIR / relative).read_text()
+    # The mode follows the content, not the checkout's file mode, so every checkout renders the same bytes.
+    mode = "0755" if content.startswith("#!") else "0644"
+    return Part(path="/" + relative, permissions=mode, content=shipped(content, relative))
