@@ -15,13 +15,14 @@ from typing import Optional
 
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
+AZURE_VM_NAME = "gpufleet_vmss_1"
 
 
 class MetadataServer:
     """One cloud's metadata service on 127.0.0.1, in a background thread."""
 
-    def __init__(self, cloud: str, broken: bool = False):
-        self.cloud, self.broken = cloud, broken
+    def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME):
+        self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
         self.notice_at: Optional[float] = None
         self.rebalance_at: Optional[float] = None
         self.acks: list[dict] = []
@@ -116,11 +117,13 @@ class MetadataServer:
                 return self._reply(handler, 200)
             events = [] if self.notice_at is None else [{
                 "EventId": AZURE_EVENT_ID, "EventStatus": "Scheduled", "EventType": "Preempt",
-                "ResourceType": "VirtualMachine", "Resources": ["gpufleet_vmss_1"], "NotBefore":
+                "ResourceType": "VirtualMachine", "Resources": [self.azure_event_for], "NotBefore":
                 "Wed, 02 Dec 2026 11:00:30 GMT", "Description": "", "EventSource": "Platform",
                 "DurationInSeconds": -1}]
             return self._reply(handler, 200, json.dumps({"DocumentIncarnation": 1 + bool(events), "Events": events}),
                                "application/json")
+        if path.startswith("/metadata/instance/compute/name"):
+            return self._reply(handler, 200, AZURE_VM_NAME)
         if path.startswith("/metadata/instance/compute/resourceId"):
             return self._reply(handler, 200, "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/"
                                              "virtualMachineScaleSets/gpufleet/virtualMachines/1")

@@ -3,7 +3,9 @@ every part the spec asks for (and none it does not)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -206,3 +208,20 @@ def test_gcp_nic_names_come_from_the_catalog_row():
 
 def nccl_of(text: str) -> dict:
     return env_values(written_files(text)["/etc/nccl.conf"]["content"])
+
+
+def test_node_count_does_not_change_the_user_data():
+    """Changing `nodes` must touch only the fleet, never the launch template / scale set model."""
+    from .conftest import aws_selection
+    assert user_data_for(aws_selection(nodes=2), "c") == user_data_for(aws_selection(nodes=1024), "c")
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "node" / "golden" / "aws-p5-spot.cloud-config"
+
+
+def test_golden_user_data_changes_only_on_purpose(rendered):
+    """A changed user data replaces every node: review the diff, then regenerate with GPUFLEET_UPDATE_GOLDEN=1."""
+    text = rendered["aws-p5-spot"][1]
+    if os.environ.get("GPUFLEET_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), "user data changed; if intended: GPUFLEET_UPDATE_GOLDEN=1 pytest tests/cloud_init"

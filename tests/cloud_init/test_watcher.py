@@ -82,6 +82,15 @@ def test_notice_runs_the_drain_hook_exactly_once(watcher_script, tmp_path, cloud
             assert "PUT /latest/api/token" in server.requests
 
 
+def test_azure_preempt_of_another_vm_is_ignored(watcher_script, tmp_path):
+    with MetadataServer("azure", azure_event_for="gpufleet_vmss_7") as server, \
+            Watcher(watcher_script, tmp_path, "azure", server.url) as watcher:
+        server.notice()
+        settle(8)
+        assert watcher.runs() == [] and server.acks == []
+        assert any("/metadata/instance/compute/name" in r for r in server.requests)
+
+
 def test_unreachable_metadata_does_not_stop_the_daemon(watcher_script, tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
