@@ -21,8 +21,13 @@ on() {
   [ "${!1:-0}" = "1" ]
 }
 
+# apt at first boot races apt-daily/unattended-upgrades for the dpkg lock: wait for it instead of failing.
+apt_update() {
+  apt-get -o DPkg::Lock::Timeout=600 update -q
+}
+
 apt_install() {
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
 }
 
