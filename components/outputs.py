@@ -6,6 +6,8 @@ from typing import Any
 
 from .catalog.cost import cluster_cost, cost_table
 from .catalog.selector import Selection
+from .monitoring.scrape import enabled_jobs
+from .spec import ClusterSpec
 
 
 def common_outputs(selection: Selection) -> dict[str, Any]:
@@ -28,3 +30,8 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
         "cost": cost_table(selection),
         "warnings": list(selection.warnings),
     }
+
+
+def exporter_jobs(spec: ClusterSpec) -> list[tuple[str, int]]:
+    """(Prometheus job, port) of each exporter the spec turns on."""
+    return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node)

@@ -15,7 +15,8 @@ import pulumi_aws as aws
 import cloud_init
 from ..boot import user_data_for
 from ..catalog.selector import Selection, select
-from ..outputs import common_outputs
+from ..monitoring.scrape import aws_jobs, scrape_config_text
+from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec
 from .fleet import build_fleet
 from .identity import build_instance_profile
@@ -64,6 +65,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
         "launch_template_id": template.id,
         "fleet_name": fleet.name,
         **access_outputs(spec.region, fleet.name, selection.instance.gpus),
+        "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
     }
 
 

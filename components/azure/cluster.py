@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Optional
 
 import pulumi
+import pulumi_azure_native as azure_native
 
 import cloud_init
 from ..boot import user_data_for
 from ..catalog.selector import Selection, select
-from ..outputs import common_outputs
+from ..monitoring.scrape import azure_jobs, scrape_config_text
+from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec, Problem, SpecError
 from .fabric import infiniband_partition
 from .network import build_network, build_resource_group
@@ -82,4 +84,13 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
         "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
         "scale_sets": [scale_set.name for scale_set in scale_sets],
         **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
+        "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
     }
+
+
+def _scrape_config(spec: ClusterSpec, resource_group: pulumi.Input[str], scale_sets: list[pulumi.Output[str]],
+                   parent: pulumi.ComponentResource) -> pulumi.Output[str]:
+    """Azure discovery needs the subscription, which only the provider's client config knows."""
+    client = azure_native.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent))
+    return pulumi.Output.all(client.subscription_id, resource_group, *scale_sets).apply(
+        lambda values: scrape_config_text(azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec))))

@@ -19,13 +19,14 @@ import pulumi_gcp as gcp
 import cloud_init
 from ..boot import user_data_for
 from ..catalog.selector import Selection, select
-from ..outputs import common_outputs
+from ..monitoring.scrape import gcp_jobs, scrape_config_text
+from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .identity import build_identity
 from .image import BootImage, boot_image
-from .labels import describer, labeler
+from .labels import describer, labeler, normalise_value
 from .network import build_networks
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
@@ -106,4 +107,6 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         "service_account": identity.email,
         "fleet_name": group.name,
         **access_outputs(spec.zone, group.name, selection.instance.gpus),
+        "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
+            gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
     }

@@ -1,9 +1,18 @@
-"""Azure invokes the program makes: none.
+"""Azure invokes the program makes, answered offline with placeholders (keys camelCase).
 
-The Azure component needs no lookups: the HPC image is a marketplace URN that Azure resolves when each VM is created,
-the resource group and VNet of an existing subnet are parts of its resource id, and intra-VNet traffic is matched by
-the `VirtualNetwork` service tag and the cluster's application security group instead of a looked-up range. Any
-`azure-native:*` invoke the program starts to make must get an answer here, or the offline plan fails loudly.
+Only the provider's client configuration is looked up: Prometheus' Azure discovery needs the subscription id. The HPC
+image is a marketplace URN that Azure resolves when each VM is created, and the resource group and VNet of an existing
+subnet are parts of its resource id, so neither needs a lookup.
 """
 
-CALLS: dict = {}
+PLACEHOLDER_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+
+
+def _client_config(args: dict) -> dict:
+    return {"subscriptionId": PLACEHOLDER_SUBSCRIPTION, "tenantId": PLACEHOLDER_SUBSCRIPTION,
+            "clientId": PLACEHOLDER_SUBSCRIPTION, "objectId": PLACEHOLDER_SUBSCRIPTION}
+
+
+CALLS = {
+    "azure-native:authorization:getClientConfig": _client_config,
+}

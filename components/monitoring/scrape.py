@@ -1,0 +1,68 @@
+"""Prometheus scrape jobs that find a cluster's nodes through each cloud's service discovery.
+
+The jobs select nodes by gpufleet's provenance tags or labels, so they follow the fleet as it scales or replaces
+spot nodes. Exporters listen on the node's private address: Prometheus must run inside the network or come in
+through `access.monitoring_cidrs`. Field names: prometheus docs/configuration/configuration.md
+(ec2_sd_configs, gce_sd_configs, azure_sd_configs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ALERT_RULES = Path(__file__).with_name("alerts.yml")
+EXPORTER_JOBS = {"dcgm": ("gpufleet-dcgm", 9400), "node": ("gpufleet-node", 9100)}
+NODE_ROLE = "node"
+
+
+def enabled_jobs(dcgm: bool, node: bool) -> list[tuple[str, int]]:
+    """(job name, port) for each exporter the nodes run, in a fixed order."""
+    enabled = {"dcgm": dcgm, "node": node}
+    return [EXPORTER_JOBS[key] for key in EXPORTER_JOBS if enabled[key]]
+
+
+def aws_jobs(stack: str, region: str, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """EC2 discovery of running instances tagged with the stack (needs ec2:DescribeInstances)."""
+    filters = [{"name": "tag:gpufleet-stack", "values": [stack]}, {"name": "tag:gpufleet-role", "values": [NODE_ROLE]},
+               {"name": "instance-state-name", "values": ["running"]}]
+    return [_job(name, "ec2_sd_configs", {"region": region, "port": port, "filters": filters},
+                 "__meta_ec2_instance_id") for name, port in jobs]
+
+
+def gcp_jobs(project: str, zone: str, stack_label: str, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """GCE discovery of instances labelled with the stack in the cluster's zone (needs compute.instances.list)."""
+    sd = {"project": project, "zone": zone, "filter": f'labels.gpufleet-stack="{stack_label}"'}
+    return [_job(name, "gce_sd_configs", {**sd, "port": port}, "__meta_gce_instance_name") for name, port in jobs]
+
+
+def azure_jobs(subscription_id: str, resource_group: str, scale_sets: list[str],
+               jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Azure discovery in the cluster's resource group, kept to the cluster's scale sets (managed identity)."""
+    sd = {"subscription_id": subscription_id, "resource_group": resource_group,
+          "authentication_method": "ManagedIdentity"}
+    keep = {"source_labels": ["__meta_azure_machine_scale_set"], "regex": "|".join(sorted(scale_sets)),
+            "action": "keep"}
+    return [_job(name, "azure_sd_configs", {**sd, "port": port}, "__meta_azure_machine_name", keep)
+            for name, port in jobs]
+
+
+def scrape_config_text(jobs: list[dict[str, Any]]) -> str:
+    """The `scrape_configs:` block to paste into prometheus.yml, with alerts.yml for `rule_files:`."""
+    header = ("# gpufleet: scrape jobs for this cluster's exporters; load the alert rules from "
+              "components/monitoring/alerts.yml\n")
+    return header + yaml.dump({"scrape_configs": jobs}, Dumper=_NoAliases, sort_keys=True, default_flow_style=False)
+
+
+class _NoAliases(yaml.SafeDumper):
+    """Writes shared objects out in full: anchors (&id001) would puzzle whoever pastes the block."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _job(name: str, sd_key: str, sd: dict, node_label: str, *extra_relabel: dict) -> dict[str, Any]:
+    relabel = [*extra_relabel, {"source_labels": [node_label], "target_label": "node"}]
+    return {"job_name": name, sd_key: [sd], "relabel_configs": relabel}
