@@ -39,7 +39,7 @@ def cloud_config(config: BootConfig) -> dict:
         "power_state": {
             "mode": "reboot",
             "delay": "now",
-            "message": "gpufleet: rebooting once to load the NVIDIA driver; gpufleet-boot.service continues",
+            "message": "gpufleet: rebooting once to finish installing (driver, EFA); gpufleet-boot.service continues",
             "condition": f"test -f {REBOOT_MARKER}",
         },
     }
