@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
+
 from .catalog.cost import cluster_cost, cost_table
 from .catalog.selector import Selection
 from .monitoring.scrape import enabled_jobs
@@ -35,3 +37,8 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
 def exporter_jobs(spec: ClusterSpec) -> list[tuple[str, int]]:
     """(Prometheus job, port) of each exporter the spec turns on."""
     return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node)
+
+
+def hostfile_command(list_nodes: pulumi.Input[str], gpus_per_node: int) -> pulumi.Output[str]:
+    """The shell command that writes an MPI hostfile: one node IP per line with its GPU slots."""
+    return pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from functools import lru_cache
 from pathlib import Path
 
+import pulumi
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from components.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
 from components.plan.runner import PlanResult, run_program  # noqa: E402
 
 
@@ -21,3 +25,34 @@ def plan_spec(spec: dict, stack: str = "test", extra_config: dict | None = None)
 def plan():
     """`plan(spec_dict)` -> PlanResult, each call on a fresh mock runtime."""
     return plan_spec
+
+
+def cached_plan(spec: dict, extra_config: dict | None = None) -> PlanResult:
+    """`plan_spec`, run once per distinct spec in a test session: tests only read the declared data."""
+    return _cached_plan(json.dumps(spec, sort_keys=True), json.dumps(extra_config or {}, sort_keys=True))
+
+
+@lru_cache(maxsize=None)
+def _cached_plan(spec_json: str, config_json: str) -> PlanResult:
+    return plan_spec(json.loads(spec_json), extra_config=json.loads(config_json))
+
+
+def of_type(result: PlanResult, token: str) -> list:
+    """The declared resources of one type token."""
+    return [r for r in result.resources if r.type == token]
+
+
+def one(result: PlanResult, token: str):
+    """The only declared resource of `token`; fails when there are none or several."""
+    found = of_type(result, token)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]
+
+
+def refusal(spec: dict) -> str:
+    """The `pulumi.RunError` message `spec` gets; fails the test if anything was declared before the refusal."""
+    monitor = RecordingMonitor(PlanMocks())
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("test", {"gpufleet:cluster": spec}, monitor=monitor)
+    assert monitor.declared_resources() == [], "a refused spec must declare nothing"
+    return str(caught.value)

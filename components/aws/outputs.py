@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
+from ..outputs import hostfile_command
+
 
 def node_ip_query(region: str, group_name: pulumi.Input[str]) -> pulumi.Output[str]:
     """Private IPs of the running nodes, one per line."""
@@ -18,7 +20,7 @@ def access_outputs(region: str, group_name: pulumi.Input[str], gpus_per_node: in
     list_nodes = node_ip_query(region, group_name)
     return {
         "list_nodes": list_nodes,
-        "hostfile": pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile"),
+        "hostfile": hostfile_command(list_nodes, gpus_per_node),
         "connect": pulumi.Output.concat(
             "aws ssm start-session --region ", region, " --target $(aws autoscaling describe-auto-scaling-groups",
             " --region ", region, " --auto-scaling-group-names ", group_name,

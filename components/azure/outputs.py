@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 import pulumi
 
 from ..catalog.selector import Selection
+from ..outputs import hostfile_command
 from .nodes import ADMIN_USER
 
 BASTION_PLACEHOLDER = "<bastion-name> --resource-group <bastion-resource-group>"
@@ -36,7 +37,7 @@ def access_outputs(resource_group: pulumi.Input[str], scale_sets: Sequence[pulum
         "list_nodes": list_nodes,
         "list_instances": pulumi.Output.concat("az vmss list-instances --resource-group ", resource_group, " --name ",
                                                first, " --output table"),
-        "hostfile": pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile"),
+        "hostfile": hostfile_command(list_nodes, gpus_per_node),
         "connect": pulumi.Output.concat(
             f"az network bastion ssh --name {BASTION_PLACEHOLDER} --auth-type ssh-key --username {ADMIN_USER} ",
             "--ssh-key ~/.ssh/id_ed25519 --target-resource-id $(az vmss list-instances --resource-group ",

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pulumi
 
+from ..outputs import hostfile_command
+
 
 def node_ip_query(zone: str, group_name: pulumi.Input[str]) -> pulumi.Output[str]:
     """Private IPs (nic0) of the group's nodes, one per line."""
@@ -20,7 +22,7 @@ def access_outputs(zone: str, group_name: pulumi.Input[str], gpus_per_node: int)
     list_nodes = node_ip_query(zone, group_name)
     return {
         "list_nodes": list_nodes,
-        "hostfile": pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile"),
+        "hostfile": hostfile_command(list_nodes, gpus_per_node),
         "connect": pulumi.Output.concat(
             "gcloud compute ssh --zone ", zone, " --tunnel-through-iap $(gcloud compute instance-groups managed ",
             "list-instances ", group_name, " --zone ", zone, " --limit 1 --format='value(instance.basename())')"),

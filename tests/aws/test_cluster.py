@@ -4,38 +4,18 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
-from functools import lru_cache
 
-import pulumi
 import pytest
 
-from components.plan.mocks import PlanMocks, RecordingMonitor
 from components.plan.render import plan_json
-from tests.conftest import plan_spec
+from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 TRAIN = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
          "accelerator": {"instance_type": "p5.48xlarge"}, "market": "spot", "fabric": "efa"}
 DEV = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1, "accelerator": {"instance_type": "g6e.xlarge"}}
 
 
-@lru_cache(maxsize=None)
-def planned(spec_json: str):
-    return plan_spec(json.loads(spec_json))
-
-
-def plan_of(spec: dict):
-    return planned(json.dumps(spec, sort_keys=True))
-
-
-def of_type(result, token: str) -> list:
-    return [r for r in result.resources if r.type == token]
-
-
-def one(result, token: str):
-    found = of_type(result, token)
-    assert len(found) == 1, [r.name for r in found]
-    return found[0]
+plan_of = cached_plan
 
 
 def test_declares_the_whole_cluster_under_one_component():
@@ -221,12 +201,7 @@ def test_outputs_tell_the_user_what_comes_next():
     ({"node": {"mig": {"profiles": ["3g.40gb"] * 3}}}, "`node.mig.profiles`: got ['3g.40gb', '3g.40gb', '3g.40gb']"),
 ])
 def test_bad_input_is_refused_before_anything_is_declared(bad, message):
-    monitor = RecordingMonitor(PlanMocks())
-    from components.plan.runner import run_program
-    with pytest.raises(pulumi.RunError) as caught:
-        run_program("test", {"gpufleet:cluster": {**TRAIN, **bad}}, monitor=monitor)
-    assert message in str(caught.value)
-    assert monitor.declared_resources() == []
+    assert message in refusal({**TRAIN, **bad})
 
 
 def test_auto_fabric_without_efa_falls_back_to_tcp_with_a_warning():

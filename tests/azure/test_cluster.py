@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import base64
-import json
-from functools import lru_cache
 
 import pulumi
 import pytest
 
-from components.plan.mocks import PlanMocks, RecordingMonitor
 from components.plan.render import plan_json
 from components.plan.runner import run_program
 from components.plan.stackfile import read_stack_config
-from tests.conftest import plan_spec
+from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
@@ -32,23 +29,7 @@ SUBNET_ID = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups
              "Microsoft.Network/virtualNetworks/hpc-vnet/subnets/gpu")
 
 
-@lru_cache(maxsize=None)
-def planned(spec_json: str):
-    return plan_spec(json.loads(spec_json))
-
-
-def plan_of(spec: dict):
-    return planned(json.dumps(spec, sort_keys=True))
-
-
-def of_type(result, token: str) -> list:
-    return [r for r in result.resources if r.type == token]
-
-
-def one(result, token: str):
-    found = of_type(result, token)
-    assert len(found) == 1, [r.name for r in found]
-    return found[0]
+plan_of = cached_plan
 
 
 def profile(result) -> dict:
@@ -301,11 +282,7 @@ def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
     ({"node": {"nccl": {"env": {"NCCL_BIG": "x" * 70000}}}}, "`node`: got '(node software options)'; azure user data"),
 ])
 def test_bad_input_is_refused_before_anything_is_declared(bad, message):
-    monitor = RecordingMonitor(PlanMocks())
-    with pytest.raises(pulumi.RunError) as caught:
-        run_program("test", {"gpufleet:cluster": {**TRAIN, **bad}}, monitor=monitor)
-    assert message in str(caught.value)
-    assert monitor.declared_resources() == []
+    assert message in refusal({**TRAIN, **bad})
 
 
 def test_every_problem_is_reported_at_once():
