@@ -15,7 +15,7 @@ from ..spec.errors import Problem, SpecError
 from ..spec.model import ClusterSpec
 from ..spec.node_rules import check_node_software
 from .loader import Catalog, load_catalog
-from .models import GpuModel, InstanceType, Price
+from .models import GpuModel, InstanceType
 from .zones import is_edge
 
 # The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name.
