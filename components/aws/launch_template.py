@@ -37,7 +37,7 @@ def build_launch_template(name: str, selection: Selection, security_group_id: pu
         iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
             http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT,
-            instance_metadata_tags="enabled"),
+            instance_metadata_tags="disabled"),
         block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
             device_name=ROOT_DEVICE,
             ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(

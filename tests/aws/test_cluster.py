@@ -79,7 +79,7 @@ def test_launch_template_carries_the_efa_layout_of_the_family(instance_type, zon
 def test_nodes_are_private_imdsv2_and_encrypted():
     template = one(plan_of(TRAIN), "aws:ec2/launchTemplate:LaunchTemplate").inputs
     assert template["metadataOptions"] == {"httpEndpoint": "enabled", "httpPutResponseHopLimit": 1,
-                                           "httpTokens": "required", "instanceMetadataTags": "enabled"}
+                                           "httpTokens": "required", "instanceMetadataTags": "disabled"}
     assert template["blockDeviceMappings"][0]["ebs"] == {"deleteOnTermination": "true", "encrypted": "true",
                                                          "volumeSize": 200, "volumeType": "gp3"}
     assert template["networkInterfaces"][0]["associatePublicIpAddress"] == "false"
