@@ -58,11 +58,13 @@ def test_malformed_set_exits_2(capsys):
     assert code == 2 and "expected PATH=VALUE" in err
 
 
-def test_out_writes_decoded_user_data(tmp_path, capsys):
-    code, _, _ = run(capsys, "plan", "aws-dev", "--out", str(tmp_path))
+@pytest.mark.parametrize("stack, holder", [("aws-dev", "gpufleet-lt"), ("azure-dev", "gpufleet-nodes"),
+                                           ("gcp-dev", "gpufleet-template")])
+def test_out_writes_decoded_user_data(stack, holder, tmp_path, capsys):
+    code, _, _ = run(capsys, "plan", stack, "--out", str(tmp_path))
     assert code == 0
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["gpufleet-lt.user-data.yaml"]
+    assert files == [f"{holder}.user-data.yaml"]
     assert (tmp_path / files[0]).read_text().startswith("#cloud-config")
 
 
