@@ -22,7 +22,7 @@ class DriverOptions(StrictModel):
     """The NVIDIA driver gpufleet installs on stock Ubuntu images. Driver-ready images keep their own driver, which
     the node checks against `cuda` at boot."""
 
-    branch: str = Field(DEFAULT_DRIVER_BRANCH, pattern=r"^\d{3}$")
+    branch: str = Field(DEFAULT_DRIVER_BRANCH, pattern=r"^\d{3}$", examples=["580", "595"])
     """Driver branch (major version), refused at plan time when past NVIDIA's end of life. Default: "580", a
     long-term support branch (EOL June 2028)."""
     flavor: Literal["auto", "open", "proprietary"] = "auto"
@@ -39,7 +39,7 @@ class IsolationOptions(StrictModel):
     """MemoryMax of the job slice as a share of node RAM. Default: 90."""
     cpu_quota_percent: Optional[int] = Field(None, ge=1)
     """CPUQuota of the slice (100 = one core). Default: no quota."""
-    allowed_cpus: Optional[str] = Field(None, pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+    allowed_cpus: Optional[str] = Field(None, pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$", examples=["0-95", "0-47,96-143"])
     """AllowedCPUs of the slice, e.g. "0-95". Default: all CPUs."""
 
 
@@ -100,7 +100,7 @@ class NodeSoftware(StrictModel):
     """Software on every node. Default: a driver-verified, container-ready node with exporters and health checks."""
 
     driver: DriverOptions = Field(default_factory=DriverOptions)
-    cuda: str = Field(DEFAULT_CUDA, pattern=r"^\d{2}\.\d$")
+    cuda: str = Field(DEFAULT_CUDA, pattern=r"^\d{2}\.\d$", examples=["13.0", "12.8"])
     """CUDA version the jobs use (major.minor), checked against the driver branch. Default: "13.0"."""
     container_runtime: Literal["docker", "containerd", "none"] = "docker"
     """Runtime configured with `nvidia-ctk`. Default: "docker"."""

@@ -47,6 +47,10 @@ def _problem_from(error: dict) -> Problem:
         return Problem(field_path(loc), MISSING, "this field is required")
     if kind == "literal_error":
         return Problem(field_path(loc), value, f"expected one of {error['ctx']['expected']}")
+    if kind == "string_pattern_mismatch":
+        examples = _field_examples(loc)
+        like = f" like {', '.join(repr(e) for e in examples)}" if examples else f" matching {error['ctx']['pattern']}"
+        return Problem(field_path(loc), value, f"expected a value{like}")
     message = error["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
@@ -54,13 +58,23 @@ def _problem_from(error: dict) -> Problem:
 
 
 def _known_keys(parent: tuple) -> str:
+    return ", ".join(f"`{name}`" for name in _model_at(parent).model_fields)
+
+
+def _field_examples(loc: tuple) -> list:
+    field = _model_at(loc[:-1]).model_fields.get(loc[-1])
+    return list(field.examples or []) if field else []
+
+
+def _model_at(path: tuple) -> type[BaseModel]:
+    """The spec model that holds the fields under `path` (list indexes skipped)."""
     model: type[BaseModel] = ClusterSpec
-    for part in parent:
-        if isinstance(part, int):
+    for part in path:
+        if isinstance(part, int) or part not in model.model_fields:
             continue
         annotation = model.model_fields[part].annotation
         model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else model
-    return ", ".join(f"`{name}`" for name in model.model_fields)
+    return model
 
 
 def _lower_first(text: str) -> str:

@@ -36,6 +36,8 @@ def test_market_shorthand_string_means_type():
     ({**MINIMAL, "access": {"ssh_cidrs": ["10.0.0.1/33"]}}, "`access.ssh_cidrs[0]`: got '10.0.0.1/33'; input is not a valid IPv4 network"),
     ({**MINIMAL, "access": {"ssh_cidrs": ["10.0.0.1/24"]}}, "`access.ssh_cidrs[0]`: got '10.0.0.1/24'"),
     ({**MINIMAL, "cloud": "oci"}, "`cloud`: got 'oci'; expected one of 'aws', 'azure' or 'gcp'"),
+    ({**MINIMAL, "node": {"cuda": "13"}}, "`node.cuda`: got '13'; expected a value like '13.0', '12.8'"),
+    ({**MINIMAL, "node": {"driver": {"branch": "r580"}}}, "`node.driver.branch`: got 'r580'; expected a value like '580'"),
 ])
 def test_bad_shape_names_path_value_and_accepted(raw, expected):
     assert any(p.startswith(expected) for p in problems_of(raw)), problems_of(raw)
