@@ -55,3 +55,30 @@ def test_p5_boot_config_has_catalog_facts():
     assert (config.gpus, config.gpu_model, config.nvswitch, config.fabric, config.rdma_devices) == (8, "H100", True,
                                                                                                    "efa", 32)
     assert config.driver_flavor == "open" and config.nvlink_subnet_manager and config.min_driver_branch == 580
+
+
+def _oversized(cloud_limit: int) -> dict:
+    """A node spec whose drain command alone is over `cloud_limit` bytes, even after gzip (random base64)."""
+    import os
+    return {"spot": {"drain_command": "echo " + base64.b64encode(os.urandom(cloud_limit)).decode()}}
+
+
+@pytest.mark.parametrize("row, cloud, limit", [(None, "aws", cloud_init.AWS_USER_DATA_MAX_BYTES),
+                                               ("azure", "azure", cloud_init.AZURE_CUSTOM_DATA_MAX_BYTES),
+                                               ("gcp", "gcp", cloud_init.GCP_METADATA_VALUE_MAX_BYTES)])
+def test_oversized_node_software_is_a_spec_error_naming_the_limit(row, cloud, limit):
+    from components.spec.errors import SpecError
+    from .conftest import AZURE_NC_A100, GCP_G2, selection_for
+    node = _oversized(limit)
+    selection = (aws_selection(market="spot", node=node) if row is None else
+                 selection_for({"azure": AZURE_NC_A100, "gcp": GCP_G2}[row], market="spot", node=node))
+    with pytest.raises(SpecError, match=rf"`node`: got '\d+ .* of {cloud} user data'; {cloud} allows at most {limit}"):
+        user_data_for(selection, "train")
+
+
+def test_oversized_aws_user_data_is_refused_before_anything_is_declared():
+    from tests.conftest import refusal
+    spec = {"cloud": "aws", "region": "us-east-2", "zone": "us-east-2a", "nodes": 2, "market": "spot",
+            "accelerator": {"instance_type": "p5.48xlarge"}, "node": _oversized(cloud_init.AWS_USER_DATA_MAX_BYTES)}
+    message = refusal(spec)
+    assert "aws allows at most 16384 gzip-compressed bytes" in message and "Traceback" not in message
