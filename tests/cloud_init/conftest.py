@@ -11,6 +11,7 @@ import yaml
 from components.catalog.loader import load_catalog
 from components.catalog.models import InstanceType
 from components.catalog.selector import Selection, select
+from components.plan.stackfile import CLUSTER_KEY, read_stack_config, stack_names
 from components.spec import parse_cluster_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,6 +89,16 @@ CASES = {
     "gcp-a3-ultra-stock": lambda: selection_for(GCP_A3_ULTRA, image="ubuntu-22.04", node={"mps": {"enabled": True}}),
     "gcp-g2-dev": lambda: selection_for(GCP_G2, nodes=1, market="spot"),
 }
+
+
+def _stack(name: str) -> Selection:
+    """The selection of the shipped stack file stacks/Pulumi.<name>.yaml, as `pulumi up` would build it."""
+    return select(parse_cluster_spec(read_stack_config(name)[CLUSTER_KEY]))
+
+
+# Every shipped stack is rendered too, so schema, size and determinism hold for what users actually deploy.
+SHIPPED_STACKS = stack_names()
+CASES.update({f"stack-{name}": functools.partial(_stack, name) for name in SHIPPED_STACKS})
 
 
 @pytest.fixture(scope="session")

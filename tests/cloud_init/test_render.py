@@ -225,3 +225,10 @@ def test_golden_user_data_changes_only_on_purpose(rendered):
     if os.environ.get("GPUFLEET_UPDATE_GOLDEN") == "1":
         GOLDEN.write_text(text)
     assert text == GOLDEN.read_text(), "user data changed; if intended: GPUFLEET_UPDATE_GOLDEN=1 pytest tests/cloud_init"
+
+
+def test_every_shipped_stack_is_rendered_and_checked(rendered):
+    """Guards the case list: a new stacks/Pulumi.*.yaml is schema-validated and size-checked like the others."""
+    from .conftest import SHIPPED_STACKS
+    assert {"aws-train", "aws-dev", "azure-train", "azure-dev", "gcp-train", "gcp-dev"} <= set(SHIPPED_STACKS)
+    assert all(f"stack-{name}" in rendered for name in SHIPPED_STACKS)
