@@ -52,3 +52,23 @@ def test_known_prices_and_missing_ones_stay_missing():
     assert east[("g6.xlarge", "", "vantage")].spot is None  # no sourced spot price: empty, not guessed
     assert all(p.reserved_3y is None for p in CAT.raw_prices if p.cloud == "aws")
     assert not any(p.on_demand for p in CAT.raw_prices if p.instance_type == "p5e.48xlarge")
+
+
+# Ten rows checked by hand against their sources: `skypilot` rows against shared/data/skypilot-catalog-gpu/
+# aws_gpu_vms.csv (Price, SpotPrice), `vantage` rows against tsaol/aws-gpu data/<family>_instances.js @ 77fcd9fe
+# (pricing[region].onDemand, .reserved). Prices are copied at the source's full precision, never rounded.
+@pytest.mark.parametrize("name, region, zone, source, on_demand, spot, reserved_1y", [
+    ("p4d.24xlarge", "us-east-1", "use1-az2", "skypilot", 21.957642, 8.1915, None),
+    ("p4d.24xlarge", "ap-northeast-1", "apne1-az4", "skypilot", 30.09784, 7.5205, None),
+    ("p4de.24xlarge", "us-east-1", "use1-az6", "skypilot", 27.44705, 8.6505, None),
+    ("p5.48xlarge", "us-east-1", "use1-az2", "skypilot", 55.04, 19.2531, None),
+    ("p5en.48xlarge", "us-east-1", "use1-az6", "skypilot", 63.296, 16.5551, None),
+    ("p6-b200.48xlarge", "us-east-1", "use1-az6", "skypilot", 113.9328, 21.0148, None),
+    ("g5.xlarge", "us-east-1", "use1-az2", "skypilot", 1.006, 0.4246, None),
+    ("g6e.xlarge", "us-east-1", "use1-az6", "skypilot", 1.861, 1.0492, None),
+    ("p4d.24xlarge", "us-east-1", "", "vantage", 21.957642, None, 13.921094),
+    ("g6.12xlarge", "ap-northeast-1", "", "vantage", 6.67369, None, 4.34457)])
+def test_rows_match_their_sources_exactly(name, region, zone, source, on_demand, spot, reserved_1y):
+    [row] = [p for p in CAT.raw_prices if (p.cloud, p.instance_type, p.region, p.zone, p.source) ==
+             ("aws", name, region, zone, source)]
+    assert (row.on_demand, row.spot, row.reserved_1y) == (on_demand, spot, reserved_1y)
