@@ -198,7 +198,8 @@ class TestRefreshCommand:
         (["--from-file", "/nonexistent.json"], "expected an existing file"),
         (["--from-file", str(FIXTURES / "README.md")], "expected a JSON API response"),
         (["--spot-file", str(FIXTURES / "aws_spot_history_us-east-1.json")], "needs `--zones-file`"),
-        (["--today", "yesterday"], "Invalid isoformat")])
+        (["--today", "yesterday"], "`--today`: got 'yesterday'; expected a date YYYY-MM-DD"),
+        (["--today", "2026-13-01"], "`--today`: got '2026-13-01'; expected a date YYYY-MM-DD")])
     def test_bad_input_exits_2(self, data_dir, capsys, extra, message):
         assert run(["catalog", "refresh", "--cloud", "aws", "--data-dir", str(data_dir), *extra]) == 2
         err = capsys.readouterr().err

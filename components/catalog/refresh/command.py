@@ -40,7 +40,7 @@ def add_refresh_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_refresh(args: argparse.Namespace) -> int:
     try:
-        day = date.fromisoformat(args.today) if args.today else date.today()
+        day = _day(args.today)
         docs = [_read_json(path, "--from-file") for path in args.from_file]
         spot = _read_json(args.spot_file, "--spot-file") if args.spot_file else None
         zones = _read_json(args.zones_file, "--zones-file") if args.zones_file else None
@@ -90,6 +90,16 @@ def _records(args, docs, spot, zones, instances, old):
         return spread_to_zones(azure.parse_retail_prices(pages, names), old)
     pages = docs or fetch.gcp_pages(args.api_key)
     return spread_to_zones(gcp.machine_prices(gcp.parse_billing_skus(pages), instances), old)
+
+
+def _day(text):
+    """`--today` as a date; a bad value names the flag, the value and the format accepted."""
+    if not text:
+        return date.today()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"`--today`: got {text!r}; expected a date YYYY-MM-DD") from None
 
 
 def _read_json(path: Path, flag: str):
