@@ -72,9 +72,6 @@ def test_gpufleet_run_without_a_command_prints_usage(node, tmp_path):
             "--health-status Unhealthy --no-should-respect-grace-period"),
     ("gcp", "gcloud compute instances add-labels gpufleet-test-node-1 --zone us-central1-a "
             "--labels gpufleet-health=unhealthy"),
-    ("azure", "az tag update --resource-id /subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/"
-              "virtualMachineScaleSets/gpufleet/virtualMachines/1 --operation Merge --tags gpufleet-health=unhealthy "
-              "--output none"),
 ])
 def test_unhealthy_node_is_reported_to_its_cloud(node, tmp_path, cloud, expected):
     with MetadataServer(cloud) as server:
@@ -84,6 +81,16 @@ def test_unhealthy_node_is_reported_to_its_cloud(node, tmp_path, cloud, expected
     assert expected in (fake / "cli").read_text().splitlines()
     if cloud == "aws":
         assert "PUT /latest/api/token" in server.requests  # IMDSv2
+
+
+def test_azure_unhealthy_state_stays_on_the_node(node, tmp_path):
+    """No Azure call can succeed (no role on the identity, Uniform instances take no tags): log it, call nothing."""
+    with MetadataServer("azure") as server:
+        done, fake = run(node / "usr/local/sbin/gpufleet-report-health", tmp_path,
+                         {"GPUFLEET_CLOUD": "azure", "GPUFLEET_METADATA_URL": server.url}, "unhealthy")
+    assert done.returncode == 0, done.stderr
+    assert "not reported to Azure; it is published on this node only" in done.stderr
+    assert not (fake / "cli").exists() and server.requests == []
 
 
 def test_reporter_fails_cleanly_without_metadata(node, tmp_path):
