@@ -55,8 +55,9 @@ def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     raise_if(gcp_problems(selection))
     layout = vpc_layout(selection.instance, selection.fabric)
     firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
+    text = user_data_for(selection, name)  # raises SpecError itself when over GCP's limit
     try:
-        user_data = cloud_init.encode_user_data(user_data_for(selection, name), "gcp")
+        user_data = cloud_init.encode_user_data(text, "gcp")
     except ValueError as err:
         raise_if([Problem("node", "the rendered user data", str(err))])
     image = boot_image(spec)

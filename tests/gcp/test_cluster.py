@@ -297,3 +297,9 @@ def test_refuses_user_data_over_the_metadata_value_limit(monkeypatch):
     oversized = "#cloud-config\n" + "#" * GCP_METADATA_VALUE_MAX_BYTES
     monkeypatch.setattr(gcp_cluster, "user_data_for", lambda selection, name: oversized)
     refused(DEV, r"`node`: .*over the limit of 262144")
+
+
+def test_refuses_node_options_that_make_the_user_data_too_large_in_one_message():
+    message = refusal({**DEV, "node": {"nccl": {"env": {"NCCL_BIG": "x" * 270000}}}})
+    assert message.count("problem(s)") == 1, message  # the node software's own SpecError, not wrapped in another
+    assert re.search(r"`node`: got '\d+ raw bytes of gcp user data'; gcp allows at most 262144", message)
