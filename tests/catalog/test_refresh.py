@@ -194,6 +194,17 @@ class TestRefreshCommand:
         err = capsys.readouterr().err
         assert "not in the shape its API documents" in err and "Traceback" not in err
 
+    @pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+    @pytest.mark.parametrize("body", [{"unrelated": 1}, [1, 2]])
+    def test_a_document_of_the_wrong_shape_exits_2_with_one_line(self, data_dir, capsys, tmp_path, cloud, body):
+        broken = tmp_path / "broken.json"
+        broken.write_text(json.dumps(body))
+        assert run(["catalog", "refresh", "--cloud", cloud, "--data-dir", str(data_dir),
+                    "--from-file", str(broken)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: the {cloud} pricing response is not in the shape its API documents")
+        assert err.count("\n") == 1 and "Traceback" not in err
+
     @pytest.mark.parametrize("extra, message", [
         (["--from-file", "/nonexistent.json"], "expected an existing file"),
         (["--from-file", str(FIXTURES / "README.md")], "expected a JSON API response"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Iterable, Iterator, Optional
 
-from .records import HOURS_1Y, HOURS_3Y, PriceRecord, RefreshError
+from .records import HOURS_1Y, HOURS_3Y, PriceRecord, ResponseShapeError
 
 LINUX_SPOT = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 WANTED = {"operatingSystem": "Linux", "tenancy": "Shared", "capacitystatus": "Used", "preInstalledSw": "NA"}
@@ -43,7 +43,7 @@ def parse_zone_ids(doc: dict) -> dict[str, tuple[str, str]]:
     """DescribeAvailabilityZones: zone name -> (zone id, region)."""
     zones = doc.get("AvailabilityZones")
     if not isinstance(zones, list):
-        raise RefreshError("expected a DescribeAvailabilityZones response with `AvailabilityZones`")
+        raise ResponseShapeError("expected a DescribeAvailabilityZones response with `AvailabilityZones`")
     return {z["ZoneName"]: (z["ZoneId"], z["RegionName"]) for z in zones}
 
 
@@ -52,7 +52,7 @@ def parse_spot_history(doc: dict, zone_ids: dict[str, tuple[str, str]],
     """The latest Linux spot price per (instance type, AZ id)."""
     items = doc.get("SpotPriceHistory")
     if not isinstance(items, list):
-        raise RefreshError("expected a DescribeSpotPriceHistory response with `SpotPriceHistory`")
+        raise ResponseShapeError("expected a DescribeSpotPriceHistory response with `SpotPriceHistory`")
     latest: dict[tuple[str, str], tuple[str, float]] = {}
     for item in items:
         if item.get("ProductDescription") not in LINUX_SPOT:
@@ -61,7 +61,7 @@ def parse_spot_history(doc: dict, zone_ids: dict[str, tuple[str, str]],
         if instance_types and name not in instance_types:
             continue
         if zone_name not in zone_ids:
-            raise RefreshError(f"zone {zone_name} is not in the DescribeAvailabilityZones response; AZ names map to "
+            raise ResponseShapeError(f"zone {zone_name} is not in the DescribeAvailabilityZones response; AZ names map to "
                                "different AZ ids in each account, so the catalog needs the mapping")
         key = (name, zone_name)
         stamp = str(item.get("Timestamp", ""))
@@ -86,8 +86,8 @@ def _products(doc: dict) -> Iterator[tuple[dict, list[dict], list[dict]]]:
             yield (product, list(terms.get("OnDemand", {}).get(sku, {}).values()),
                    list(terms.get("Reserved", {}).get(sku, {}).values()))
     else:
-        raise RefreshError("expected an AWS Price List offer file (`products`, `terms`) or a GetProducts response "
-                           "(`PriceList`)")
+        raise ResponseShapeError("expected an AWS Price List offer file (`products`, `terms`) or a GetProducts "
+                                 "response (`PriceList`)")
 
 
 def _dimensions(term: dict) -> Iterable[dict]:

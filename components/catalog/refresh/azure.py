@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from .records import HOURS_1Y, HOURS_3Y, PriceRecord, RefreshError
+from .records import HOURS_1Y, HOURS_3Y, PriceRecord, ResponseShapeError
 
 SKIP_PRODUCTS = ("Windows", "Cloud Services", "CloudServices", "Dedicated")
 
@@ -21,7 +21,7 @@ def parse_retail_prices(pages: Iterable[dict], instance_types: Optional[set[str]
     for page in pages:
         items = page.get("Items")
         if not isinstance(items, list):
-            raise RefreshError("expected an Azure Retail Prices API page with `Items`")
+            raise ResponseShapeError("expected an Azure Retail Prices API page with `Items`")
         for item in items:
             key, field, value = _classify(item, instance_types)
             if key:

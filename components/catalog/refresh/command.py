@@ -1,7 +1,8 @@
 """`gpufleet catalog refresh --cloud aws|azure|gcp`: parse saved (or downloaded) pricing responses, fold them
 into the cloud's price rows, report what changed, and with `--write` save prices.csv and the source's date.
 
-Exit codes: 0 done, 1 the refresh could not run (no network, no credentials, unexpected response), 2 bad input.
+Exit codes: 0 done, 1 the refresh could not run (no network, no credentials), 2 bad input (a bad flag, or a
+response or saved file that is not in the shape its API documents).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from ..loader import DATA_DIR, load_catalog
 from . import aws, azure, fetch, gcp
 from .merge import combine_aws, merge, spread_to_zones, to_csv
-from .records import RefreshError
+from .records import RefreshError, ResponseShapeError
 from .sources_yaml import set_source
 
 SOURCE_KEYS = {"aws": "aws-price-list", "azure": "azure-retail-prices", "gcp": "gcp-billing-catalog"}
@@ -56,11 +57,15 @@ def run_refresh(args: argparse.Namespace) -> int:
     old = [p for p in catalog.raw_prices if p.cloud == args.cloud]
     try:
         records = _records(args, docs, spot, zones, instances, old)
+    except ResponseShapeError as err:
+        print(f"error: the {args.cloud} pricing response is not in the shape its API documents: {err}; pass the "
+              "API's own JSON, unmodified", file=sys.stderr)
+        return 2
     except RefreshError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except (KeyError, TypeError, ValueError, AttributeError) as err:
-        print(f"error: a {args.cloud} pricing response is not in the shape its API documents "
+        print(f"error: the {args.cloud} pricing response is not in the shape its API documents "
               f"({err.__class__.__name__}: {err}); pass the API's own JSON, unmodified", file=sys.stderr)
         return 2
     rows, report = merge(old, records, args.cloud, SOURCE_KEYS[args.cloud])

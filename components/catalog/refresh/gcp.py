@@ -15,7 +15,7 @@ import re
 from typing import Iterable, Optional
 
 from ..models import InstanceType
-from .records import PriceRecord, RefreshError
+from .records import PriceRecord, ResponseShapeError
 
 SKIP = re.compile(r"DWS|Calendar|Flex|Virtual Workstation|Sole Tenancy|Custom|Premium|Reserved|Extended|Confidential",
                   re.IGNORECASE)
@@ -35,7 +35,7 @@ def parse_billing_skus(pages: Iterable[dict]) -> dict[tuple[str, str, str, str],
     for page in pages:
         skus = page.get("skus")
         if not isinstance(skus, list):
-            raise RefreshError("expected a Cloud Billing Catalog page with `skus`")
+            raise ResponseShapeError("expected a Cloud Billing Catalog page with `skus`")
         for sku in skus:
             parsed = _classify(sku)
             if parsed is None:

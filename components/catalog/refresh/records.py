@@ -24,4 +24,8 @@ class PriceRecord:
 
 
 class RefreshError(Exception):
-    """A refresh that cannot run: no network, no credentials, or a response in an unexpected shape."""
+    """A refresh that cannot run: no network or no credentials (exit 1)."""
+
+
+class ResponseShapeError(RefreshError):
+    """A pricing response not in the shape its API documents: bad input, like a malformed file (exit 2)."""
