@@ -21,8 +21,10 @@ AZURE_VM_NAME = "gpufleet_vmss_1"
 class MetadataServer:
     """One cloud's metadata service on 127.0.0.1, in a background thread."""
 
-    def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME):
+    def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME,
+                 azure_name_failures: int = 0):
         self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
+        self.azure_name_failures = azure_name_failures  # the first N answers for this VM's name are HTTP 500
         self.notice_at: Optional[float] = None
         self.rebalance_at: Optional[float] = None
         self.acks: list[dict] = []
@@ -65,11 +67,14 @@ class MetadataServer:
 
     def _reply(self, handler, status: int, body: str = "", content_type: str = "text/plain"):
         data = body.encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", content_type)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", content_type)
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the watcher under test was stopped mid-request
 
     def _handle(self, handler, method: str):
         with self.lock:
@@ -123,7 +128,10 @@ class MetadataServer:
             return self._reply(handler, 200, json.dumps({"DocumentIncarnation": 1 + bool(events), "Events": events}),
                                "application/json")
         if path.startswith("/metadata/instance/compute/name"):
-            return self._reply(handler, 200, AZURE_VM_NAME)
+            with self.lock:
+                self.azure_name_failures -= 1
+                failing = self.azure_name_failures >= 0
+            return self._reply(handler, 500 if failing else 200, "" if failing else AZURE_VM_NAME)
         if path.startswith("/metadata/instance/compute/resourceId"):
             return self._reply(handler, 200, "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/"
                                              "virtualMachineScaleSets/gpufleet/virtualMachines/1")

@@ -91,6 +91,18 @@ def test_azure_preempt_of_another_vm_is_ignored(watcher_script, tmp_path):
         assert any("/metadata/instance/compute/name" in r for r in server.requests)
 
 
+def test_azure_vm_name_is_asked_again_after_a_failed_answer(watcher_script, tmp_path):
+    """A transient IMDS error for this VM's name must not make every later Preempt in the scale set count."""
+    with MetadataServer("azure", azure_event_for="gpufleet_vmss_7", azure_name_failures=2) as server, \
+            Watcher(watcher_script, tmp_path, "azure", server.url) as watcher:
+        settle(6)
+        server.notice()
+        settle(8)
+        assert watcher.runs() == [] and server.acks == []
+        assert sum("/metadata/instance/compute/name" in r for r in server.requests) == 3
+        assert watcher.process.poll() is None
+
+
 def test_unreachable_metadata_does_not_stop_the_daemon(watcher_script, tmp_path):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
