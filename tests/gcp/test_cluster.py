@@ -27,6 +27,7 @@ DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": 
 UNPLACED = {**TRAIN, "placement_group": False, "nodes": 8}
 A3_HIGH = {**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}}
 A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}}
+A3_ULTRA = {**A4, "accelerator": {"instance_type": "a3-ultragpu-8g"}}
 
 
 PROJECT = "my-proj"  # A4 plans run with `gcp:project` set; the others use the mock's placeholder project
@@ -55,6 +56,7 @@ def test_declares_the_whole_cluster_under_one_component():
     (DEV, 1, {1460}, ["GVNIC"]),
     (A3_HIGH, 5, {8244}, ["GVNIC"] * 5),
     (TRAIN, 9, {8244}, ["GVNIC"] * 9),
+    (A3_ULTRA, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
     (A4, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
 ])
 def test_nics_vpcs_mtu_and_nic_types_per_family(spec, vpcs, mtus, nic_types):
@@ -63,6 +65,7 @@ def test_nics_vpcs_mtu_and_nic_types_per_family(spec, vpcs, mtus, nic_types):
     assert len(networks) == vpcs
     assert {n["mtu"] for n in networks.values()} == mtus
     assert all(n["autoCreateSubnetworks"] is False for n in networks.values())
+    assert sum("networkProfile" in n for n in networks.values()) == (1 if "MRDMA" in nic_types else 0)
     nics = one(result, TEMPLATE).inputs["networkInterfaces"]
     assert [n["nicType"] for n in nics] == nic_types
     subnets = by_name(result, SUBNET)
