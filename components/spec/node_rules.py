@@ -45,6 +45,15 @@ LAST_BRANCH_PRE_TURING = 580
 MIG_COMPUTE_SLICES = 7
 MIG_MEMORY_SLICES = 8
 MIG_PROFILE = re.compile(r"^(?P<compute>\d)g\.(?P<memory>\d+)gb(?P<me>\+me)?$")
+# EFA variables that are obsolete with the EFA installer gpufleet pins (libfabric >= 1.18, aws-ofi-nccl >= 1.7), and
+# why: aws-samples/awsome-distributed-training efa-cheatsheet.md (shared/reference/networking-aws-azure-gcp.md 1.5).
+OBSOLETE_EFA_ENV = {
+    "FI_PROVIDER": "only needed with aws-ofi-nccl 1.5.0 or older",
+    "NCCL_PROTO": "only needed with aws-ofi-nccl 1.5.0 or older",
+    "FI_EFA_USE_DEVICE_RDMA": "not to be set with libfabric 1.18 or newer",
+    "FI_EFA_FORK_SAFE": "not needed on kernels 5.15 and newer",
+    "FI_EFA_SET_CUDA_SYNC_MEMOPS": "only for EFA installers older than 1.29.1",
+}
 UNSAFE_ENV_CHARS = ("'", "\\", "\n", '"', "`", "$")
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
@@ -172,6 +181,18 @@ def nccl_env_is_safe(selection: "Selection", today: date) -> list[Problem]:
     return problems
 
 
+def nccl_env_is_current_for_efa(selection: "Selection", today: date) -> list[Problem]:
+    if selection.fabric != "efa":
+        return []
+    problems = []
+    for name in selection.spec.node.nccl.env:
+        why = OBSOLETE_EFA_ENV.get(name) or ("never to be used with EFA" if name.startswith("RDMAV_") else None)
+        if why:
+            problems.append(Problem(f"node.nccl.env.{name}", name, f"obsolete for EFA ({why}); remove it, gpufleet "
+                                    "sets FI_EFA_USE_HUGE_PAGE=0 and the socket interfaces"))
+    return problems
+
+
 def allowed_cpus_exist(selection: "Selection", today: date) -> list[Problem]:
     cpus, vcpus = selection.spec.node.isolation.allowed_cpus, selection.instance.vcpus
     if cpus is None:
@@ -207,6 +228,7 @@ NODE_RULES: tuple[Callable[["Selection", date], list[Problem]], ...] = (
     mig_profiles_fit_gpu,
     mps_fits_mig,
     nccl_env_is_safe,
+    nccl_env_is_current_for_efa,
     allowed_cpus_exist,
     dcgm_exporter_has_runtime,
     drain_command_is_set,

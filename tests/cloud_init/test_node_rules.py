@@ -130,6 +130,20 @@ def test_unsafe_nccl_overrides_are_refused(name, value, path):
     assert [p for p, _ in problems(aws_selection(node={"nccl": {"env": {name: value}}}))] == [path]
 
 
+@pytest.mark.parametrize("name", ["FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FORK_SAFE",
+                                  "FI_EFA_SET_CUDA_SYNC_MEMOPS", "NCCL_PROTO", "RDMAV_FORK_SAFE"])
+def test_obsolete_efa_variables_are_refused_on_efa(name):
+    selection = aws_selection(node={"nccl": {"env": {name: "1"}}})
+    assert selection.fabric == "efa" and problems(selection) == [(f"node.nccl.env.{name}", name)]
+    assert "obsolete for EFA" in messages(selection)[0]
+
+
+def test_obsolete_efa_names_are_allowed_on_other_fabrics():
+    from .conftest import GCP_A3_HIGH
+    assert problems(selection_for(GCP_A3_HIGH, node={"nccl": {"env": {"NCCL_PROTO": "Simple"}}})) == []
+    assert problems(aws_selection(node={"nccl": {"env": {"FI_EFA_USE_HUGE_PAGE": "0"}}})) == []
+
+
 def test_allowed_cpus_beyond_the_instance_are_refused():
     selection = aws_selection(accelerator={"instance_type": "g6e.xlarge"}, nodes=1,
                               node={"isolation": {"allowed_cpus": "0-7"}})
