@@ -51,6 +51,16 @@ class TestMarketCosts:
         rows = {r["market"]: r for r in market_costs(8, PRICES, "mixed", on_demand_base=2)}
         assert rows["mixed"]["chosen"] and rows["mixed"]["usd_per_hour"] == 2 * 10.0 + 6 * 3.0
 
+    def test_mixed_comparison_rounds_an_odd_base_up(self):
+        rows = {r["market"]: r for r in market_costs(3, PRICES, "spot")}
+        assert rows["mixed"]["label"] == "mixed (2 on-demand + 1 spot)"
+        assert rows["mixed"]["usd_per_hour"] == 2 * 10.0 + 3.0 and rows["mixed"]["savings_pct"] == 23.3
+
+    def test_three_year_reserved_arithmetic(self):
+        rows = {r["market"]: r for r in market_costs(2, NodePrices(on_demand=10.0, spot=3.0, reserved_3y=4.4), "spot")}
+        assert rows["reserved-3y"]["usd_per_hour"] == 8.8 and rows["reserved-3y"]["savings_pct"] == 56.0
+        assert rows["reserved-3y"]["usd_per_month"] == 6424.0 and rows["reserved-3y"]["note"] == ""
+
     def test_no_on_demand_price_means_no_savings(self):
         rows = market_costs(2, NodePrices(on_demand=None, spot=5.0), "spot")
         assert [r["savings_pct"] for r in rows] == [None] * 5
