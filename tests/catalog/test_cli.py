@@ -40,6 +40,7 @@ class TestSelect:
             assert offer[key] is not None, key
         assert offer["usd_per_month"] == pytest.approx(offer["usd_per_hour"] * 730, abs=0.01)
         assert offer["usd_per_gpu_hour"] == pytest.approx(offer["usd_per_hour"] / 16, abs=1e-3)
+        assert offer["usd_per_dense_pflop_hour"] == pytest.approx(offer["usd_per_hour"] / (16 * 989.4 / 1000), abs=1e-3)
         assert {o["cloud"] for o in doc["offers"]} >= {"aws", "gcp"}
         assert doc["clouds_without_offer"]["azure"]["reasons"][0].startswith("no spot price here (flagged:")
         assert any("days old" in line for line in doc["catalog"])
