@@ -21,16 +21,16 @@ def node(tmp_path_factory) -> Path:
     """The shipped copies of the node scripts under one root (scripts find common.sh through GPUFLEET_LIB)."""
     root = tmp_path_factory.mktemp("node")
     for relative in ("usr/local/bin/gpufleet-run", "usr/local/sbin/gpufleet-report-health", LIB + "common.sh",
-                     LIB + "install.d/20-driver", LIB + "boot.d/50-slice", LIB + "boot.d/30-mig",
+                     LIB + "install.d/20-driver", LIB + "install.d/30-fabricmanager", LIB + "boot.d/50-slice", LIB + "boot.d/30-mig",
                      "etc/profile.d/gpufleet-job-env.sh"):
         node_script(root, relative)
     return root / "node"
 
 
-def run(script: Path, tmp_path: Path, node_env: dict, *args, extra_env=None):
+def run(script: Path, tmp_path: Path, node_env: dict, *args, extra_env=None, fake_bin: Path = FAKE_BIN):
     fake = tmp_path / "fake"
     fake.mkdir(exist_ok=True)
-    env = dict(os.environ, PATH=f"{FAKE_BIN}:{os.environ['PATH']}", FAKE_DIR=str(fake),
+    env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}", FAKE_DIR=str(fake),
                GPUFLEET_ENV_FILE=str(write_env(tmp_path / "node.env", node_env)),
                GPUFLEET_LIB=_lib(script),
                GPUFLEET_STATE_DIR=str(tmp_path / "state"), GPUFLEET_RUN_DIR=str(tmp_path / "run"),
@@ -113,6 +113,80 @@ def test_driver_ready_image_only_verifies_the_driver(node, tmp_path, query, expe
     done, _ = run(node / LIB / "install.d/20-driver", tmp_path, env)
     assert done.returncode == expected_rc, done.stderr
     assert message in done.stderr
+
+
+def test_driver_ready_image_without_a_loaded_driver_fails_with_a_message(node, tmp_path):
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "nvidia-smi.rc").write_text("9")  # nvidia-smi prints its failure on stdout
+    if Path("/sys/module/nvidia/version").exists():
+        pytest.skip("this host has an NVIDIA driver loaded; the fixture cannot stand in for it")
+    done, _ = run(node / LIB / "install.d/20-driver", tmp_path, {"GPUFLEET_IMAGE_KIND": "driver-ready",
+                                                                 "GPUFLEET_MIN_DRIVER_BRANCH": "580"})
+    assert done.returncode == 1 and "driver-ready image, but no NVIDIA driver is loaded" in done.stderr
+
+
+STOCK = {"GPUFLEET_IMAGE_KIND": "ubuntu-24.04", "GPUFLEET_DRIVER_BRANCH": "580", "GPUFLEET_CUDA": "13.0",
+         "GPUFLEET_MIN_DRIVER_BRANCH": "580", "GPUFLEET_NVLSM": "0"}
+
+
+@pytest.mark.parametrize("flavor, open_suffix", [("open", "-open"), ("proprietary", "")])
+def test_stock_ubuntu_installs_the_signed_server_driver_and_asks_for_one_reboot(node, tmp_path, flavor, open_suffix):
+    done, fake = run(node / LIB / "install.d/20-driver", tmp_path, dict(STOCK, GPUFLEET_DRIVER_FLAVOR=flavor))
+    assert done.returncode == 0, done.stderr
+    calls = (fake / "calls").read_text().splitlines()
+    installs = [c.split(" install ", 1)[1] for c in calls if c.startswith("apt-get") and " install " in c]
+    packages = [p for line in installs for p in line.split() if not p.startswith("-") and "::" not in p]
+    assert {f"nvidia-headless-no-dkms-580-server{open_suffix}", "nvidia-utils-580-server",
+            "nvidia-compute-utils-580-server", f"linux-modules-nvidia-580-server{open_suffix}-6.8.0-1015-aws",
+            f"linux-modules-nvidia-580-server{open_suffix}-aws"} <= set(packages)
+    assert not [p for p in packages if "dkms" in p and "no-dkms" not in p]  # Canonical-signed modules, no DKMS
+    assert f"apt-mark hold nvidia-headless-no-dkms-580-server{open_suffix} nvidia-utils-580-server " \
+           "nvidia-compute-utils-580-server" in calls
+    assert "update-initramfs -u" in calls
+    assert (tmp_path / "run" / "reboot-required").exists()  # cloud-init's power_state reboots on this marker
+
+
+def _without(tmp_path: Path, *names: str) -> Path:
+    """A fake bin directory like FAKE_BIN without `names` (e.g. Fabric Manager not installed yet)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for tool in FAKE_BIN.iterdir():
+        if tool.name not in names:
+            (folder / tool.name).symlink_to(tool)
+    return folder
+
+
+MADISON = (" nvidia-fabricmanager-580 | 580.105.08-0ubuntu0.24.04.1 | http://archive.ubuntu.com/ubuntu noble-updates/"
+           "multiverse amd64 Packages\n nvidia-fabricmanager-580 | 580.95.05-0ubuntu0.24.04.2 | http://archive.ubuntu"
+           ".com/ubuntu noble-security/multiverse amd64 Packages\n")
+
+
+def test_fabric_manager_is_installed_at_exactly_the_driver_version(node, tmp_path):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "nvidia-smi.rc").write_text("9")  # stock Ubuntu before the reboot: the module is not loaded yet
+    (fake / "dpkg.version").write_text("580.95.05-0ubuntu0.24.04.2\n")
+    (fake / "madison.txt").write_text(MADISON)
+    done, fake = run(node / LIB / "install.d/30-fabricmanager", tmp_path, STOCK,
+                     fake_bin=_without(tmp_path, "nv-fabricmanager"))
+    assert done.returncode == 0, done.stderr
+    calls = (fake / "calls").read_text().splitlines()
+    assert any(c.startswith("apt-get") and c.endswith(" nvidia-fabricmanager-580=580.95.05-0ubuntu0.24.04.2")
+               for c in calls), calls
+    assert "apt-mark hold nvidia-fabricmanager-580" in calls
+    assert "systemctl enable nvidia-fabricmanager.service" in calls
+
+
+def test_fabric_manager_is_not_installed_at_another_version(node, tmp_path):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "nvidia-smi.rc").write_text("9")
+    (fake / "dpkg.version").write_text("580.82.07-0ubuntu1\n")
+    (fake / "madison.txt").write_text(MADISON)
+    done, fake = run(node / LIB / "install.d/30-fabricmanager", tmp_path, STOCK,
+                     fake_bin=_without(tmp_path, "nv-fabricmanager"))
+    assert done.returncode == 1 and "no nvidia-fabricmanager-580 package at driver version 580.82.07" in done.stderr
+    assert not [c for c in (fake / "calls").read_text().splitlines() if "fabricmanager-580=" in c]
 
 
 def test_job_slice_gets_the_spec_limits_as_runtime_properties(node, tmp_path):

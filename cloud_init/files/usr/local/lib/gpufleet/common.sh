@@ -31,13 +31,18 @@ apt_install() {
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
 }
 
-# driver_version: the loaded kernel module's version (e.g. 580.95.05), empty when none is loaded.
+# driver_version: the loaded kernel module's version (e.g. 580.95.05), empty when none is loaded. nvidia-smi prints
+# its failure ("NVIDIA-SMI has failed ...") on stdout when no driver is loaded, so only a version number counts.
 driver_version() {
+  local version=""
   if [ -r /sys/module/nvidia/version ]; then
-    cat /sys/module/nvidia/version
+    version="$(cat /sys/module/nvidia/version)"
   elif command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 || true
+    version="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)" || version=""
   fi
+  case "$version" in
+    [0-9]*.[0-9]*) printf '%s\n' "$version" ;;
+  esac
 }
 
 # run_steps DIR RECORD: runs each executable in DIR in name order. A failed step is logged and its name is
