@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 import cloud_init
 from components.boot import user_data_for
@@ -232,3 +233,25 @@ def test_every_shipped_stack_is_rendered_and_checked(rendered):
     from .conftest import SHIPPED_STACKS
     assert {"aws-train", "aws-dev", "azure-train", "azure-dev", "gcp-train", "gcp-dev"} <= set(SHIPPED_STACKS)
     assert all(f"stack-{name}" in rendered for name in SHIPPED_STACKS)
+
+
+def _unit(text: str) -> dict:
+    """KEY=VALUE lines of a unit file (sections flattened; enough for the keys checked here)."""
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+
+
+def test_reboot_is_handled_by_a_per_boot_systemd_oneshot_not_runcmd(rendered):
+    """runcmd runs once per instance, never after cloud-init's reboot: the per-boot work is a oneshot unit that the
+    installer enables, pulled in by a target that multi-user.target wants."""
+    files = written_files(rendered["aws-p5-stock-everything"][1])
+    boot = _unit(files["/etc/systemd/system/gpufleet-boot.service"]["content"])
+    assert (boot["Type"], boot["ExecStart"], boot["WantedBy"]) == ("oneshot", "/usr/local/sbin/gpufleet-boot",
+                                                                  "gpufleet-node.target")
+    assert boot["ConditionPathExists"] == "/var/lib/gpufleet/installed"
+    assert _unit(files["/etc/systemd/system/gpufleet-node.target"]["content"])["WantedBy"] == "multi-user.target"
+    health = _unit(files["/etc/systemd/system/gpufleet-health.service"]["content"])
+    assert health["Type"] == "oneshot" and "gpufleet-boot.service" in health["After"].split()
+    installer = files["/usr/local/sbin/gpufleet-install"]["content"]
+    assert 'touch "$GPUFLEET_STATE_DIR/installed"' in installer and "systemctl enable $GPUFLEET_UNITS" in installer
+    assert "reboot" not in " ".join(" ".join(c) for c in yaml.safe_load(rendered["aws-p5-stock-everything"][1])[
+        "runcmd"])
