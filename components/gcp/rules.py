@@ -29,6 +29,15 @@ def placement_holds_the_nodes(selection: Selection) -> list[Problem]:
     return placement_problems(selection.instance, selection.spec.nodes, selection.spec.placement_max_distance)
 
 
+def distance_needs_placement(selection: Selection) -> list[Problem]:
+    """A max distance without a placement policy would be dropped silently; say so instead."""
+    distance = selection.spec.placement_max_distance
+    if distance is None or selection.placement_group:
+        return []
+    return [Problem("placement_max_distance", distance, "only applies with compact placement, which this cluster does "
+                    "not use (`placement_group: false`, or a single node); remove it or set `placement_group: true`")]
+
+
 def market_is_one_model(selection: Selection) -> list[Problem]:
     """A managed instance group has one provisioning model; a mixed market would need two groups."""
     market = selection.spec.market
@@ -54,6 +63,7 @@ RULES: tuple[Callable[[Selection], list[Problem]], ...] = (
     labels_are_valid,
     image_runs_cloud_init,
     placement_holds_the_nodes,
+    distance_needs_placement,
     market_is_one_model,
     network_is_created,
 )
