@@ -192,11 +192,21 @@ def test_fabric_manager_is_not_installed_at_another_version(node, tmp_path):
 def test_job_slice_gets_the_spec_limits_as_runtime_properties(node, tmp_path):
     env = {"GPUFLEET_SLICE_MEMORY_MAX_PERCENT": "85", "GPUFLEET_SLICE_CPU_QUOTA_PERCENT": "4800",
            "GPUFLEET_SLICE_ALLOWED_CPUS": "0-47"}
-    done, fake = run(node / LIB / "boot.d/50-slice", tmp_path, env)
+    (tmp_path / "cgroup").mkdir()
+    (tmp_path / "cgroup" / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    done, fake = run(node / LIB / "boot.d/50-slice", tmp_path, env,
+                     extra_env={"GPUFLEET_CGROUP_ROOT": str(tmp_path / "cgroup")})
     assert done.returncode == 0, done.stderr
     call = (fake / "calls").read_text().strip()
     assert call.startswith("systemctl set-property --runtime gpufleet-jobs.slice MemoryMax=85% CPUQuota=4800% "
                            "AllowedCPUs=0-47")
+
+
+def test_job_slice_refuses_a_cgroup_v1_hierarchy(node, tmp_path):
+    (tmp_path / "cgroup" / "memory").mkdir(parents=True)  # v1: one directory per controller, no cgroup.controllers
+    done, fake = run(node / LIB / "boot.d/50-slice", tmp_path, {},
+                     extra_env={"GPUFLEET_CGROUP_ROOT": str(tmp_path / "cgroup")})
+    assert done.returncode == 1 and "needs cgroup v2" in done.stderr and not (fake / "calls").exists()
 
 
 def test_mig_step_does_nothing_without_profiles(node, tmp_path):
