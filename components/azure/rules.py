@@ -19,6 +19,7 @@ from .placement import PLACEMENT_GROUP_MAX_VMS, SCALE_SET_MAX_VMS
 
 AZURE_TAG_NAME_FORBIDDEN = re.compile(r"[<>%&\\?/]")
 AZURE_TAG_VALUE_MAX = 256
+MAX_PRICE_DECIMALS = 5
 
 
 def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
@@ -80,7 +81,16 @@ def os_disk_fits(spec: ClusterSpec) -> list[Problem]:
                     "smaller root disk (ND and NC sizes also bring local NVMe disks for data)")]
 
 
-SPEC_RULES = (ssh_key_is_given, os_disk_fits, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
+def max_price_has_five_decimals(spec: ClusterSpec) -> list[Problem]:
+    """Azure takes `billingProfile.maxPrice` in USD with at most five decimal places (Azure Spot VMs, "Pricing")."""
+    price = spec.market.spot_max_price_per_hour
+    if price is None or round(price, MAX_PRICE_DECIMALS) == price:
+        return []
+    return [Problem("market.spot_max_price_per_hour", price, f"Azure takes a max price with at most "
+                    f"{MAX_PRICE_DECIMALS} decimal places, e.g. {round(price, MAX_PRICE_DECIMALS)}")]
+
+
+SPEC_RULES = (ssh_key_is_given, os_disk_fits, max_price_has_five_decimals, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
               no_capacity_reservation, tags_fit_azure, image_problems)
 
 

@@ -126,3 +126,9 @@ def test_computer_name_prefix_is_a_valid_host_name_start():
 
 def test_spec_rules_pass_a_good_spec():
     assert spec_problems(spec_of()) == []
+
+
+@pytest.mark.parametrize("price, refused", [(40.5, False), (0.98765, False), (3.67, False), (0.987654, True)])
+def test_max_price_takes_at_most_five_decimals(price, refused):
+    problems = spec_problems(spec_of(market={"type": "spot", "spot_max_price_per_hour": price}))
+    assert [p.path for p in problems] == (["market.spot_max_price_per_hour"] if refused else [])

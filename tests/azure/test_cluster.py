@@ -264,6 +264,8 @@ def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
      "`fabric`: got 'infiniband'; Standard_NC24ads_A100_v4 has no INFINIBAND support"),
     ({"region": "westeurope"}, "`region`: got 'westeurope'; Standard_ND96isr_H100_v5 is not offered there"),
     ({"root_disk_gib": 5000}, "`root_disk_gib`: got 5000; Azure OS disks are at most 4095 GiB"),
+    ({"market": {"type": "spot", "spot_max_price_per_hour": 40.123456}},
+     "`market.spot_max_price_per_hour`: got 40.123456; Azure takes a max price with at most 5 decimal places"),
     ({"zone": "4"}, "`zone`: got '4'; expected an Azure zone number"),
     ({"access": {}}, "`access.ssh_public_key`: got None; required on azure"),
     ({"nodes": 4, "market": {"type": "mixed", "on_demand_base": 1}},
