@@ -151,10 +151,15 @@ def nccl(rendered, name) -> dict:
 
 
 def test_efa_nccl_uses_only_current_variables(rendered):
-    conf = nccl(rendered, "aws-p5-spot")
-    assert conf["FI_EFA_USE_HUGE_PAGE"] == "0"
-    assert conf["NCCL_SOCKET_IFNAME"] == "^docker,lo,veth"
-    assert [v for v in NVIDIA_OBSOLETE_EFA_VARS if v in conf] == []
+    efa = [name for name, (selection, _) in rendered.items() if selection.fabric == "efa"]
+    assert {"aws-p5-spot", "aws-p4d-mig", "aws-p6-b200", "stack-aws-train"} <= set(efa)
+    for name in efa:
+        files = written_files(rendered[name][1])
+        for path in ("/etc/nccl.conf", "/etc/gpufleet/job.env"):
+            conf = env_values(files[path]["content"])
+            assert conf["FI_EFA_USE_HUGE_PAGE"] == "0", (name, path)
+            assert conf["NCCL_SOCKET_IFNAME"] == "^docker,lo,veth", (name, path)
+            assert [v for v in conf if v in NVIDIA_OBSOLETE_EFA_VARS or v.startswith("RDMAV_")] == [], (name, path)
 
 
 def test_tcp_fallback_disables_ib_and_skips_container_interfaces(rendered):
