@@ -3,6 +3,7 @@
 Flagged rows are excluded from selection and shown with their reason (`gpufleet catalog --flagged`):
 - an instance type whose GPU is unknown, or whose GPU count or memory contradicts the GPU's spec, or whose
   EFA interfaces do not fit its fabric and network cards;
+- a price of zero or below (a source's placeholder for "unknown", as SkyPilot writes 0 for unpriced sizes);
 - a spot price above on-demand (beyond rounding), or equal to it (no spot discount: no spot pool or no spot meter);
 - an on-demand or spot price far from the same type's price in the cloud's other regions or zones;
 - a row the catalog's price file lists under `excluded:` with the reason.
@@ -26,6 +27,7 @@ ON_DEMAND_OUTLIER = (0.55, 1.8)
 SPOT_OUTLIER = (0.4, 2.5)
 MIN_REGIONS_FOR_OUTLIER = 3
 MIN_ZONES_FOR_SPOT_OUTLIER = 4
+MARKETS = ("on_demand", "spot", "reserved_1y", "reserved_3y")  # the Price fields a flag's scope can name
 
 
 def check_instances(gpus: Mapping[str, GpuModel], instances: Iterable[InstanceType]) -> list[Flag]:
@@ -49,9 +51,11 @@ def check_instances(gpus: Mapping[str, GpuModel], instances: Iterable[InstanceTy
 
 
 def check_prices(prices: Iterable[Price]) -> list[Flag]:
-    """Spot against on-demand, then each price against the same type's other regions and zones."""
+    """Prices of zero or below, spot against on-demand, then each price against the type's other regions and zones."""
     prices = list(prices)
-    flags = _spot_vs_on_demand(prices)
+    not_positive = _not_positive(prices)
+    prices = apply_flags(prices, not_positive)
+    flags = not_positive + _spot_vs_on_demand(prices)
     spot_flagged = {(f.cloud, f.instance_type, f.region, f.zone) for f in flags}
     by_type: dict[tuple[str, str], list[Price]] = {}
     for price in prices:
@@ -85,9 +89,15 @@ def apply_flags(prices: Iterable[Price], flags: Iterable[Flag]) -> list[Price]:
         scopes = {f.scope for f in flags if f.covers(price)}
         if "row" in scopes:
             continue
-        clean.append(replace(price, on_demand=None if "on_demand" in scopes else price.on_demand,
-                             spot=None if "spot" in scopes else price.spot))
+        clean.append(replace(price, **{market: None for market in MARKETS if market in scopes}))
     return clean
+
+
+def _not_positive(prices: list[Price]) -> list[Flag]:
+    """A price of zero or below is a placeholder, never a real price: only that market is refused."""
+    return [_price_flag(p, market, "price-not-positive", f"{market.replace('_', '-')} ${value:g}/h is not a price "
+                        "(zero or below); treated as missing")
+            for p in prices for market in MARKETS if (value := getattr(p, market)) is not None and value <= 0]
 
 
 def _row_flag(row: InstanceType, kind: str, reason: str) -> Flag:

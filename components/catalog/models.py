@@ -95,7 +95,7 @@ class PriceSource:
 
 
 # What a flag takes out of selection: the whole instance type or row, or one market's price.
-FLAG_SCOPES = ("row", "on_demand", "spot")
+FLAG_SCOPES = ("row", "on_demand", "spot", "reserved_1y", "reserved_3y")
 
 
 @dataclass(frozen=True)

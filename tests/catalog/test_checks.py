@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from components.catalog import load_catalog
@@ -51,6 +53,16 @@ class TestPriceChecks:
         assert ("p5.48xlarge", "us-east-1", "use1-az1", "spot", "spot-above-on-demand") in kinds(cat)
         [row] = cat.prices_of("aws", "p5.48xlarge")
         assert (row.on_demand, row.spot) == (14.77, None)
+
+    @pytest.mark.parametrize("market", ["on_demand", "spot", "reserved_1y", "reserved_3y"])
+    @pytest.mark.parametrize("value", [0.0, -1.0])
+    def test_a_price_of_zero_or_below_is_treated_as_missing(self, market, value):
+        row = replace(price(od=50.0, spot=20.0, reserved_1y=30.0, reserved_3y=25.0), **{market: value})
+        cat = catalog([instance()], [row])
+        assert ("p5.48xlarge", "us-east-1", "use1-az1", market, "price-not-positive") in kinds(cat)
+        [clean] = cat.prices_of("aws", "p5.48xlarge")
+        assert getattr(clean, market) is None
+        assert [m for m in ("on_demand", "spot", "reserved_1y", "reserved_3y") if getattr(clean, m) is None] == [market]
 
     def test_spot_above_on_demand_within_rounding_passes(self):
         cat = catalog([instance()], [price(od=10.0, spot=10.05)])
