@@ -83,7 +83,8 @@ class HealthOptions(StrictModel):
     dcgm_diag: bool = False
     """Also run `dcgmi diag -r 1`. Default: false."""
     nccl_allreduce: bool = False
-    """Also run a single-node NCCL all-reduce. Default: false."""
+    """Also run a single-node NCCL all-reduce. nccl-tests' `all_reduce_perf` must be on the image's PATH (gpufleet
+    does not install it; without it the node fails its check). Default: false."""
 
 
 class SpotOptions(StrictModel):
