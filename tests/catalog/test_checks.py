@@ -8,6 +8,7 @@ import pytest
 
 from components.catalog import load_catalog
 from components.catalog.checks import excluded_flags
+from components.catalog.models import FLAG_SCOPES
 
 from .helpers import catalog, instance, price
 
@@ -124,7 +125,14 @@ def cat():
 
 class TestShippedCatalog:
     def test_every_flag_has_a_reason_and_a_known_scope(self, cat):
-        assert all(f.reason and f.scope in ("row", "on_demand", "spot") for f in cat.flags)
+        assert all(f.reason and f.scope in FLAG_SCOPES for f in cat.flags)
+
+    def test_every_price_row_is_of_a_known_type_and_listed_once(self, cat):
+        """A typo in an instance type would silently drop its prices: selection only walks instances.yaml."""
+        known = {*cat.instances, *cat.flagged_instances}
+        assert [p for p in cat.raw_prices if (p.cloud, p.instance_type) not in known] == []
+        keys = [(p.cloud, p.instance_type, p.region, p.zone, p.source) for p in cat.raw_prices]
+        assert len(keys) == len(set(keys))
 
     def test_no_selectable_spot_price_is_at_or_above_on_demand(self, cat):
         for p in cat.prices:
@@ -146,4 +154,4 @@ class TestShippedCatalog:
         for (name, region, src), values in by_key.items():
             if src == "skypilot" and (name, region, "vantage") in by_key:
                 [vantage] = by_key[(name, region, "vantage")]
-                assert all(abs(v - vantage) <= 0.01 * vantage for v in values), (name, region, values, vantage)
+                assert values == {vantage}, (name, region, values, vantage)
