@@ -52,7 +52,7 @@ class Watcher:
     def runs(self) -> list[str]:
         return self.record.read_text().split() if self.record.exists() else []
 
-    def wait_for_runs(self, count: int, timeout: float = 5.0) -> None:
+    def wait_for_runs(self, count: int, timeout: float = 15.0) -> None:
         deadline = time.monotonic() + timeout
         while len(self.runs()) < count and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -65,14 +65,28 @@ def settle(polls: int = 8) -> None:
     time.sleep(polls * float(INTERVAL))
 
 
+def wait_until(predicate, timeout: float = 15.0) -> bool:
+    """Waits for a condition instead of a fixed time, so a loaded machine (a slow daemon start) cannot fail a test."""
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return predicate()
+
+
+def answered(server: MetadataServer, count: int = 8) -> None:
+    """Waits until the emulator has answered `count` more requests: the daemon kept polling that long."""
+    start = len(server.requests)
+    assert wait_until(lambda: len(server.requests) >= start + count), "the watcher stopped polling"
+
+
 @pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
 def test_notice_runs_the_drain_hook_exactly_once(watcher_script, tmp_path, cloud):
     with MetadataServer(cloud) as server, Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
-        settle(3)
+        answered(server, 3)
         assert watcher.runs() == []
         server.notice()
         watcher.wait_for_runs(1)
-        settle()
+        answered(server)
         assert watcher.runs() == ["interruption"]
         assert watcher.process.poll() is None
         assert "running drain hook" in watcher.output()
@@ -86,7 +100,7 @@ def test_azure_preempt_of_another_vm_is_ignored(watcher_script, tmp_path):
     with MetadataServer("azure", azure_event_for="gpufleet_vmss_7") as server, \
             Watcher(watcher_script, tmp_path, "azure", server.url) as watcher:
         server.notice()
-        settle(8)
+        answered(server)
         assert watcher.runs() == [] and server.acks == []
         assert any("/metadata/instance/compute/name" in r for r in server.requests)
 
@@ -95,9 +109,9 @@ def test_azure_vm_name_is_asked_again_after_a_failed_answer(watcher_script, tmp_
     """A transient IMDS error for this VM's name must not make every later Preempt in the scale set count."""
     with MetadataServer("azure", azure_event_for="gpufleet_vmss_7", azure_name_failures=2) as server, \
             Watcher(watcher_script, tmp_path, "azure", server.url) as watcher:
-        settle(6)
+        assert wait_until(lambda: sum("/compute/name" in r for r in server.requests) == 3)  # failed, failed, name
         server.notice()
-        settle(8)
+        answered(server)
         assert watcher.runs() == [] and server.acks == []
         assert sum("/metadata/instance/compute/name" in r for r in server.requests) == 3
         assert watcher.process.poll() is None
@@ -108,6 +122,7 @@ def test_unreachable_metadata_does_not_stop_the_daemon(watcher_script, tmp_path)
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with Watcher(watcher_script, tmp_path, "aws", closed) as watcher:
+        assert wait_until(lambda: "metadata poll failed" in watcher.output())
         settle(10)
         assert watcher.process.poll() is None
         assert watcher.runs() == []
@@ -117,7 +132,8 @@ def test_unreachable_metadata_does_not_stop_the_daemon(watcher_script, tmp_path)
 @pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
 def test_missing_metadata_endpoints_do_not_stop_the_daemon(watcher_script, tmp_path, cloud):
     with MetadataServer(cloud, broken=True) as server, Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
-        settle(6)
+        assert wait_until(lambda: "metadata poll failed" in watcher.output())
+        answered(server, 3)
         assert watcher.process.poll() is None
         assert watcher.runs() == []
         assert "metadata poll failed" in watcher.output()
@@ -127,12 +143,13 @@ def test_missing_metadata_endpoints_do_not_stop_the_daemon(watcher_script, tmp_p
 def test_rebalance_is_logged_but_does_not_drain_by_default(watcher_script, tmp_path):
     with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url) as watcher:
         server.rebalance()
-        settle(8)
+        assert wait_until(lambda: "rebalance recommendation" in watcher.output())
+        answered(server)
         assert watcher.runs() == []
         assert watcher.output().count("rebalance recommendation") == 1
         server.notice()
         watcher.wait_for_runs(1)
-        settle(4)
+        answered(server, 4)
         assert watcher.runs() == ["interruption"]
 
 
@@ -142,7 +159,7 @@ def test_rebalance_drains_once_when_asked(watcher_script, tmp_path):
         server.rebalance()
         watcher.wait_for_runs(1)
         server.notice()
-        settle(8)
+        answered(server)
         assert watcher.runs() == ["rebalance"]
 
 
@@ -152,9 +169,9 @@ def test_a_restarted_daemon_does_not_drain_again(watcher_script, tmp_path):
         with Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
             watcher.wait_for_runs(1)
         with Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
-            settle(6)
+            assert wait_until(lambda: "already drained" in watcher.output())
+            answered(server, 6)
             assert watcher.runs() == ["interruption"]
-            assert "already drained" in watcher.output()
             marker = json.loads((tmp_path / "run" / "drained.json").read_text())
             assert marker["kind"] == "interruption"
 
