@@ -89,6 +89,8 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[Instan
     wants_rdma = spec.fabric in SPEC_FABRICS
     if wants_rdma:
         matching = [i for i in matching if i.fabric in SPEC_FABRICS[spec.fabric]] or matching
+    # Types the catalog offers in the spec's zone first: a cheaper type elsewhere in the region cannot run there.
+    matching = [i for i in matching if spec.zone in catalog.zones_of(spec.cloud, i.name, spec.region)] or matching
     return min(matching, key=lambda i: _rank(spec, catalog, i)), []
 
 
@@ -122,11 +124,10 @@ def _unknown_gpu(spec: ClusterSpec, catalog: Catalog) -> Problem:
 
 
 def _rank(spec: ClusterSpec, catalog: Catalog, instance: InstanceType) -> tuple:
-    """Cheapest for the spec's market in its region first; unpriced types last; then by name."""
-    rows = catalog.prices_of(spec.cloud, instance.name, spec.region)
-    key = "spot" if spec.market.type == "spot" else "on_demand"
-    prices = [getattr(p, key) for p in rows if getattr(p, key) is not None]
-    return (0, min(prices), instance.name) if prices else (1, 0.0, instance.name)
+    """Cheapest at the price the cluster would pay (its zone's, for its market) first; unpriced last; then by name."""
+    price = _node_price(spec, catalog, instance, [])
+    value = price.spot if spec.market.type == "spot" else price.on_demand
+    return (0, value, instance.name) if value is not None else (1, 0.0, instance.name)
 
 
 def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> list[Problem]:

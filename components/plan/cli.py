@@ -8,6 +8,7 @@ Exit codes: 0 ok, 2 bad input (one message naming the field, no traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -38,7 +39,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     plan.set_defaults(handler=run_plan)
     add_catalog_commands(commands)
     args = parser.parse_args(argv)
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except BrokenPipeError:  # the reader went away (`gpufleet select --json | head`): stop quietly, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -53,10 +58,12 @@ def run_plan(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in sorted(node_user_data(result.resources).items()):
             (args.out / f"{name}.user-data.yaml").write_text(text)
+    notes = catalog_age_notes(cloud=result.outputs.get("cloud"))
     if args.json:
         print(plan_json(result))
+        print("\n".join(notes), file=sys.stderr)  # the document's shape is fixed; the catalog's age goes beside it
     else:
-        print_plan(result, console, notes=catalog_age_notes(cloud=result.outputs.get("cloud")))
+        print_plan(result, console, notes=notes)
     return 0
 
 

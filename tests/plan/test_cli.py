@@ -72,10 +72,16 @@ def test_table_view_says_ids_are_placeholders(capsys):
     code, out, _ = run(capsys, "plan", "aws-train")
     assert code == 0
     assert "placeholders" in out and "gpufleet-nodes" in out and "estimated_usd_per_hour" in out
+    assert "Cost (catalog prices, USD)" in out and "*spot" in out and "catalog prices for aws from" in out
 
 
 @pytest.mark.parametrize("stack", stack_names())
 def test_every_shipped_stack_plans(stack, capsys):
     code, out, err = run(capsys, "plan", stack, "--json")
     assert code == 0, err
-    assert json.loads(out)["resources"]
+    document = json.loads(out)
+    assert document["resources"]
+    cost = document["outputs"]["cost"]
+    assert [row["market"] for row in cost] == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
+    assert sum(row["chosen"] for row in cost) == 1
+    assert f"catalog prices for {document['outputs']['cloud']} from" in err and "days old" in err
