@@ -1,6 +1,6 @@
 """GPU network layout from the instance's catalog row (never its name): which VPCs, subnets and NICs a node needs.
 
-- No RDMA fabric (A2, G2, or a single node): one gVNIC NIC on the primary VPC.
+- No RDMA fabric (A2, G2, or `fabric: tcp`): one gVNIC NIC on the primary VPC.
 - `tcpx` (A3 High, 4 GPU NICs) and `tcpxo` (A3 Mega, 8): the primary NIC plus one gVNIC NIC per GPU NIC, each on a
   VPC of its own with MTU `gpu_nic_mtu` (8244) and an internal-traffic firewall (cluster-toolkit `multivpc`).
 - `roce` (A3 Ultra, A4): `host_nics` (2) gVNIC NICs on two VPCs, then one RoCE VPC created with the zone's
@@ -8,6 +8,11 @@
   apply to RDMA traffic and Google refuses them on a RoCE VPC (cluster-toolkit `modules/network/vpc` precondition),
   so that VPC must have none.
 Sources: shared/reference/networking-aws-azure-gcp.md 3.1 and 5 (rows 13-14).
+
+The layout follows the machine type, not the node count (`cluster_fabric`): a single A3/A4 node already has its GPU
+NICs, so growing it changes only the group's target size. Were the layout decided by the count (the cloud-neutral
+`fabric: auto` picks TCP for one node), growing would replace the instance template, and with OPPORTUNISTIC updates
+the first node would keep one NIC while the new ones use GPUDirect.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from ipaddress import IPv4Network
 from typing import Optional
 
 from ..catalog.models import InstanceType
+from ..catalog.selector import Selection
 
 GVNIC = "GVNIC"
 MRDMA = "MRDMA"
@@ -49,6 +55,11 @@ class NicSlot:
     vpc_role: str
     subnet_role: str
     nic_type: str
+
+
+def cluster_fabric(selection: Selection) -> Optional[str]:
+    """The GPU fabric the nodes are built for: the machine type's own for any node count, none with `fabric: tcp`."""
+    return None if selection.spec.fabric == "tcp" else selection.instance.fabric
 
 
 def vpc_layout(instance: InstanceType, fabric: Optional[str]) -> list[VpcPlan]:

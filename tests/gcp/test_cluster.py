@@ -201,9 +201,14 @@ def test_group_runs_the_node_count_in_the_zone():
     assert group["updatePolicy"]["type"] == "OPPORTUNISTIC"
 
 
-def test_changing_nodes_changes_only_the_groups_target_size():
-    small = {r.name: r.inputs for r in plan_of({**TRAIN, "nodes": 2}).resources}
-    large = {r.name: r.inputs for r in plan_of({**TRAIN, "nodes": 3}).resources}
+AUTO = {key: value for key, value in TRAIN.items() if key != "fabric"}  # `fabric: auto`: TCP for one node elsewhere
+
+
+@pytest.mark.parametrize("spec, small_nodes, large_nodes", [(TRAIN, 2, 3), (AUTO, 1, 2)])
+def test_changing_nodes_changes_only_the_groups_target_size(spec, small_nodes, large_nodes):
+    """A single A3 node already has its GPU NICs and placement policy, so growing it replaces no template."""
+    small = {r.name: r.inputs for r in plan_of({**spec, "nodes": small_nodes}).resources}
+    large = {r.name: r.inputs for r in plan_of({**spec, "nodes": large_nodes}).resources}
     assert small.keys() == large.keys()
     changed = [name for name in small if small[name] != large[name]]
     assert changed == ["gpufleet-nodes"]

@@ -20,13 +20,16 @@ def test_chosen_distance_reaches_the_policy():
     assert policy.inputs["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "maxDistance": 3}
 
 
-@pytest.mark.parametrize("change", [{"placement_group": False}, {"nodes": 1}])
+@pytest.mark.parametrize("change", [
+    {"placement_group": False},
+    {"nodes": 1, "accelerator": {"instance_type": "a2-highgpu-8g"}, "fabric": "auto"},  # TCP: one node, no policy
+])
 def test_distance_without_compact_placement_is_refused_not_dropped(change):
     with pytest.raises(pulumi.RunError, match=r"`placement_max_distance`: got 3; only applies with compact placement"):
         plan_spec({**A3_MEGA, **change, "placement_max_distance": 3})
 
 
-def test_single_node_with_placement_group_keeps_its_distance():
-    result = plan_spec({**A3_MEGA, "nodes": 1, "placement_group": True, "placement_max_distance": 3})
+def test_single_a3_node_keeps_its_distance():
+    result = plan_spec({**A3_MEGA, "nodes": 1, "placement_max_distance": 3})
     policy = next(r for r in result.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["groupPlacementPolicy"]["maxDistance"] == 3
