@@ -25,6 +25,9 @@ ND_H100 = dict(P5, GPUFLEET_CLOUD="azure", GPUFLEET_INSTANCE_TYPE="Standard_ND96
                GPUFLEET_FABRIC="infiniband", GPUFLEET_RDMA_DEVICES="8")
 A3_HIGH = dict(P5, GPUFLEET_CLOUD="gcp", GPUFLEET_INSTANCE_TYPE="a3-highgpu-8g", GPUFLEET_FABRIC="tcpx",
                GPUFLEET_RDMA_DEVICES="4")
+A3_ULTRA = dict(P5, GPUFLEET_CLOUD="gcp", GPUFLEET_INSTANCE_TYPE="a3-ultragpu-8g", GPUFLEET_GPU_MODEL="H200",
+                GPUFLEET_GPU_MEMORY_GIB="141", GPUFLEET_FABRIC="roce", GPUFLEET_RDMA_DEVICES="8")
+H200_QUERY = "query-h200x8.csv"
 G6E = dict(P5, GPUFLEET_INSTANCE_TYPE="g6e.xlarge", GPUFLEET_GPU_MODEL="L40S", GPUFLEET_GPUS="1",
            GPUFLEET_GPU_MEMORY_GIB="44", GPUFLEET_NVSWITCH="0", GPUFLEET_FABRIC="tcp", GPUFLEET_RDMA_DEVICES="0")
 H100_OUTPUTS = {"query.csv": "query-h100x8.csv", "row-remapper.txt": "row-remapper-ok.txt",
@@ -50,8 +53,9 @@ def fake_sysfs(root: Path, fabric: str, count: int) -> None:
         for i in range(count):
             (ib / f"mlx5_ib{i}" / "ports" / "1").mkdir(parents=True)
             (ib / f"mlx5_ib{i}" / "ports" / "1" / "link_layer").write_text(layer + "\n")
-        (ib / "mlx5_an0" / "ports" / "1").mkdir(parents=True)  # Azure accelerated networking: not InfiniBand
-        (ib / "mlx5_an0" / "ports" / "1" / "link_layer").write_text("Ethernet\n")
+        if fabric == "infiniband":  # Azure accelerated networking: an Ethernet mlx5 device, not InfiniBand
+            (ib / "mlx5_an0" / "ports" / "1").mkdir(parents=True)
+            (ib / "mlx5_an0" / "ports" / "1" / "link_layer").write_text("Ethernet\n")
     elif fabric in ("tcpx", "tcpxo"):
         for name in ["lo", "docker0", "enp0s12"] + [f"enp{i}s0" for i in range(6, 6 + count)]:
             (root / "class" / "net" / name).mkdir(parents=True)
@@ -103,6 +107,7 @@ HEALTHY = [
     ("p5-efa-nvswitch", P5, H100_OUTPUTS, {}),
     ("nd-h100-infiniband", ND_H100, H100_OUTPUTS, {}),
     ("a3-high-tcpx", A3_HIGH, H100_OUTPUTS, {}),
+    ("a3-ultra-roce", A3_ULTRA, dict(H100_OUTPUTS, **{"query.csv": H200_QUERY}), {}),
     ("g6e-single-l40s", G6E, G6E_OUTPUTS, {}),
     ("application-xid-13-is-not-fatal", P5, dict(H100_OUTPUTS, **{"dmesg.txt": "dmesg-xid13.txt"}), {}),
     ("with-dcgm-diag-and-nccl", dict(P5, GPUFLEET_HEALTH_DCGM_DIAG="1", GPUFLEET_HEALTH_NCCL_ALLREDUCE="1"),
@@ -126,6 +131,7 @@ FAILURES = [
     ("efa-device-missing", P5, {}, {"rdma_count": 31}, ["rdma_devices"]),
     ("infiniband-link-missing", ND_H100, {}, {"rdma_count": 7}, ["rdma_devices"]),
     ("tcpx-nic-missing", A3_HIGH, {}, {"rdma_count": 3}, ["gpu_nics"]),
+    ("roce-nic-missing", A3_ULTRA, {"query.csv": H200_QUERY}, {"rdma_count": 7}, ["rdma_devices"]),
     ("dcgm-diag-fails", dict(P5, GPUFLEET_HEALTH_DCGM_DIAG="1"), {"dcgmi.txt": "dcgmi-fail.txt"},
      {"states": {"dcgmi.rc": "226"}}, ["dcgm_diag"]),
     ("nccl-allreduce-wrong-results", dict(P5, GPUFLEET_HEALTH_NCCL_ALLREDUCE="1"), {"nccl.txt": "nccl-bad.txt"}, {},
