@@ -65,7 +65,8 @@ class NcclOptions(StrictModel):
     debug: Literal["", "WARN", "INFO", "VERSION", "TRACE"] = "WARN"
     """NCCL_DEBUG. Default: "WARN"."""
     env: dict[str, str] = Field(default_factory=dict)
-    """Extra or overriding NCCL_*/FI_* variables. Default: none."""
+    """Extra or overriding variables for NCCL and its plugins: names starting with NCCL_, FI_, OFI_NCCL_, UCX_,
+    TORCH_NCCL_ or CUDA_. Default: none."""
 
 
 class ExporterOptions(StrictModel):

