@@ -21,8 +21,9 @@ def node(tmp_path_factory) -> Path:
     """The shipped copies of the node scripts under one root (scripts find common.sh through GPUFLEET_LIB)."""
     root = tmp_path_factory.mktemp("node")
     for relative in ("usr/local/bin/gpufleet-run", "usr/local/sbin/gpufleet-report-health", LIB + "common.sh",
-                     LIB + "install.d/20-driver", LIB + "install.d/30-fabricmanager", LIB + "boot.d/50-slice", LIB + "boot.d/30-mig",
-                     "etc/profile.d/gpufleet-job-env.sh"):
+                     "usr/local/sbin/gpufleet-boot", LIB + "boot.d/10-driver", LIB + "mps-thread-limit",
+                     LIB + "install.d/20-driver", LIB + "install.d/30-fabricmanager", LIB + "boot.d/50-slice",
+                     LIB + "boot.d/30-mig", "etc/profile.d/gpufleet-job-env.sh"):
         node_script(root, relative)
     return root / "node"
 
@@ -33,8 +34,8 @@ def run(script: Path, tmp_path: Path, node_env: dict, *args, extra_env=None, fak
     env = dict(os.environ, PATH=f"{fake_bin}:{os.environ['PATH']}", FAKE_DIR=str(fake),
                GPUFLEET_ENV_FILE=str(write_env(tmp_path / "node.env", node_env)),
                GPUFLEET_LIB=_lib(script),
-               GPUFLEET_STATE_DIR=str(tmp_path / "state"), GPUFLEET_RUN_DIR=str(tmp_path / "run"),
-               **(extra_env or {}))
+               GPUFLEET_STATE_DIR=str(tmp_path / "state"), GPUFLEET_RUN_DIR=str(tmp_path / "run"))
+    env.update(extra_env or {})
     done = subprocess.run([str(script), *args], env=env, capture_output=True, text=True, timeout=20)
     return done, fake
 
@@ -244,3 +245,49 @@ def test_mig_pending_reboots_once_then_fails(node, tmp_path):
     done, fake = run(node / LIB / "boot.d/30-mig", tmp_path, MIG_ENV)
     assert done.returncode == 1 and "still pending after a reboot" in done.stderr
     assert (fake / "calls").read_text().splitlines().count("systemctl reboot") == 1
+
+
+def test_boot_runs_every_step_and_records_the_failed_ones(node, tmp_path):
+    """A failed step is recorded for the acceptance check (setup_steps) and does not stop the steps after it."""
+    lib = tmp_path / "lib"
+    (lib / "boot.d").mkdir(parents=True)
+    shutil.copy(node / LIB / "common.sh", lib / "common.sh")
+    done_dir = tmp_path / "ran"
+    done_dir.mkdir()
+    for name, code in (("10-first", 0), ("20-broken", 3), ("30-after", 0)):
+        step = lib / "boot.d" / name
+        step.write_text(f'#!/bin/sh\ntouch "{done_dir}/{name}"\nexit {code}\n')
+        step.chmod(0o755)
+    (lib / "boot.d" / "40-not-executable").write_text("#!/bin/sh\nexit 1\n")
+    done, _ = run(node / "usr/local/sbin/gpufleet-boot", tmp_path, {}, extra_env={"GPUFLEET_LIB": str(lib)})
+    assert done.returncode == 1
+    assert sorted(p.name for p in done_dir.iterdir()) == ["10-first", "20-broken", "30-after"]
+    assert (tmp_path / "state" / "boot-failed").read_text() == "20-broken\n"
+    assert "step 20-broken: FAILED (exit 3)" in done.stderr
+
+
+@pytest.mark.parametrize("answers, expected_rc, message", [(True, 0, "8 GPU(s)"),
+                                                           (False, 1, "nvidia-smi did not answer within 1s")])
+def test_boot_waits_for_the_driver(node, tmp_path, answers, expected_rc, message):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    shutil.copy(FIXTURES / "health" / "query-h100x8.csv", fake / "query.csv")
+    if not answers:
+        (fake / "nvidia-smi.rc").write_text("9")
+    done, _ = run(node / LIB / "boot.d/10-driver", tmp_path, {"GPUFLEET_DRIVER_WAIT_SECONDS": "1"})
+    assert done.returncode == expected_rc and message in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("args, percentage, expected", [((), "40", "set_default_active_thread_percentage 40"),
+                                                        ((), "", ""), (("quit",), "40", "quit")])
+def test_mps_control_gets_the_thread_limit_or_quit(node, tmp_path, args, percentage, expected):
+    bin_dir = _without(tmp_path, "")
+    control = bin_dir / "nvidia-cuda-mps-control"
+    control.write_text('#!/bin/sh\ncat >>"$FAKE_DIR/mps-control"\n')
+    control.chmod(0o755)
+    # The unit passes node.env through EnvironmentFile=, so the value arrives in the environment.
+    done, fake = run(node / LIB / "mps-thread-limit", tmp_path, {}, *args, fake_bin=bin_dir,
+                     extra_env={"GPUFLEET_MPS_ACTIVE_THREAD_PERCENTAGE": percentage})
+    assert done.returncode == 0, done.stderr
+    sent = (fake / "mps-control").read_text().strip() if (fake / "mps-control").exists() else ""
+    assert sent == expected
