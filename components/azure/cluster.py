@@ -18,7 +18,7 @@ from ..catalog.selector import Selection, select
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec, Problem, SpecError
-from .fabric import infiniband_partition, partition_selection
+from .fabric import infiniband_partition
 from .network import build_network, build_resource_group
 from .nodes import build_scale_sets
 from .outputs import access_outputs, azure_warnings
@@ -53,7 +53,6 @@ def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
     problems += selection_problems(selection)
     if problems:
         raise SpecError(problems)
-    selection = partition_selection(selection)  # node software matches the partition, not the node count
     user_data = user_data_for(selection, name)  # raises SpecError itself when over Azure's limit
     try:
         custom_data = cloud_init.encode_user_data(user_data, "azure")

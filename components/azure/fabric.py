@@ -8,18 +8,16 @@ The RDMA network reserves 172.16.0.0/16, so the VNet must not overlap it (`netwo
 
 The partition is decided by the size and `fabric`, not by the node count: a one-node ND cluster still gets one placement
 group, so that growing it to two nodes changes only the capacity (Azure cannot turn `singlePlacementGroup` back on).
-For the same reason the node software is set up for InfiniBand on every node of a partition (`partition_selection`),
-even where the selector's `fabric: auto` chose TCP for a single node: otherwise growing from one node would change the
-customData, and with `upgradePolicy: Manual` the first node would keep `NCCL_IB_DISABLE=1` while the new ones use IB.
+The selector's `fabric: auto` follows the size too, so every node of a partition gets the InfiniBand node setup and
+growing never changes the customData (with `upgradePolicy: Manual` old nodes would keep the old one).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 from ..catalog.models import InstanceType
-from ..catalog.selector import Selection
 from ..spec import ClusterSpec
 
 INFINIBAND = "infiniband"
@@ -50,10 +48,3 @@ def infiniband_partition(spec: ClusterSpec, instance: InstanceType) -> Optional[
 def accelerated_networking(instance: InstanceType) -> bool:
     """Whether the size supports Accelerated Networking (SR-IOV on the Ethernet NIC), from the catalog row."""
     return bool(instance.extra.get("accelerated_networking", False))
-
-
-def partition_selection(selection: Selection) -> Selection:
-    """`selection` with fabric `infiniband` whenever the scale set forms a partition, whatever the node count."""
-    if infiniband_partition(selection.spec, selection.instance) is None or selection.fabric == INFINIBAND:
-        return selection
-    return replace(selection, fabric=INFINIBAND)

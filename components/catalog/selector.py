@@ -59,7 +59,7 @@ def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
         raise SpecError(problems)
     price = _node_price(spec, catalog, instance, warnings)
     selection = Selection(spec=spec, instance=instance, gpu=catalog.gpu(instance.gpu), fabric=fabric,
-                          placement_group=_placement_group(spec), price=price, warnings=tuple(warnings))
+                          placement_group=_placement_group(spec, fabric), price=price, warnings=tuple(warnings))
     node_problems = check_node_software(selection)
     if node_problems:
         raise SpecError(node_problems)
@@ -162,17 +162,21 @@ def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[st
         if instance.fabric is None and spec.nodes > 1:
             warnings.append(f"{instance.name} has no RDMA fabric: {spec.nodes} nodes will talk over TCP "
                             f"({instance.network_gbps:g} Gbps); pick an RDMA-capable type for multi-node training")
-        return (instance.fabric if spec.nodes > 1 else None), []
+        # The fabric follows the instance type, not the node count: a single node is already built for it, so
+        # growing the cluster changes only the fleet's size, never the nodes' network or software.
+        return instance.fabric, []
     if instance.fabric not in SPEC_FABRICS[spec.fabric]:
         return None, [Problem("fabric", spec.fabric, f"{instance.name} has no {spec.fabric.upper()} support; use "
                               f"`fabric: auto` or `tcp`, or an instance type with {spec.fabric.upper()}")]
     return instance.fabric, []
 
 
-def _placement_group(spec: ClusterSpec) -> bool:
+def _placement_group(spec: ClusterSpec, fabric: Optional[str]) -> bool:
+    """Default: on for multi-node clusters and for any cluster on an RDMA fabric (so growing it replaces nothing),
+    off inside a Capacity Block, which fixes placement itself."""
     if spec.placement_group is not None:
         return spec.placement_group
-    return spec.nodes > 1 and not spec.market.capacity_block
+    return (spec.nodes > 1 or fabric is not None) and not spec.market.capacity_block
 
 
 def _node_price(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> NodePrice:

@@ -10,7 +10,7 @@ The project comes from the provider configuration (`gcp:project`) through the `g
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
@@ -23,14 +23,14 @@ from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, raise_if
-from .fabric import VpcPlan, cluster_fabric, nic_layout, subnet_cidrs, vpc_layout
+from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .identity import build_identity
 from .image import BootImage, boot_image
 from .labels import describer, labeler, normalise_value
 from .network import build_networks
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
-from .placement import build_placement_policy, placement_plan, policy_path, wants_placement
+from .placement import build_placement_policy, placement_plan, policy_path
 from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
 
@@ -52,8 +52,6 @@ class ClusterPlan:
 def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
     selection = select(spec)
-    fabric = cluster_fabric(selection)  # the layout and placement follow the machine type, not the node count
-    selection = replace(selection, fabric=fabric, placement_group=wants_placement(selection, fabric))
     raise_if(gcp_problems(selection))
     layout = vpc_layout(selection.instance, selection.fabric)
     firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))

@@ -9,10 +9,9 @@
   so that VPC must have none.
 Sources: shared/reference/networking-aws-azure-gcp.md 3.1 and 5 (rows 13-14).
 
-The layout follows the machine type, not the node count (`cluster_fabric`): a single A3/A4 node already has its GPU
-NICs, so growing it changes only the group's target size. Were the layout decided by the count (the cloud-neutral
-`fabric: auto` picks TCP for one node), growing would replace the instance template, and with OPPORTUNISTIC updates
-the first node would keep one NIC while the new ones use GPUDirect.
+The layout follows the selection's fabric, which the selector derives from the machine type, not the node count: a
+single A3/A4 node already has its GPU NICs, so growing it changes only the group's target size (otherwise the instance
+template would be replaced and, with OPPORTUNISTIC updates, the first node would keep one NIC).
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from ipaddress import IPv4Network
 from typing import Optional
 
 from ..catalog.models import InstanceType
-from ..catalog.selector import Selection
 
 GVNIC = "GVNIC"
 MRDMA = "MRDMA"
@@ -55,11 +53,6 @@ class NicSlot:
     vpc_role: str
     subnet_role: str
     nic_type: str
-
-
-def cluster_fabric(selection: Selection) -> Optional[str]:
-    """The GPU fabric the nodes are built for: the machine type's own for any node count, none with `fabric: tcp`."""
-    return None if selection.spec.fabric == "tcp" else selection.instance.fabric
 
 
 def vpc_layout(instance: InstanceType, fabric: Optional[str]) -> list[VpcPlan]:

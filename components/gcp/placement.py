@@ -5,8 +5,8 @@ VMs one policy may hold. The allowed distances, their caps and the default come 
 `placement` facts (reference 3.3: Slurm-GCP chunk sizes 1 -> 22, 2 -> 256 on A3 / 150, 3 -> 1500; "A3 machines do
 not support a placement_max_distance of 1"). A family without distances (G2) gets best-effort compact placement.
 `vm_count` is not set, so the policy does not change when `nodes` does; only the instance group's size does.
-For the same reason a machine type with a GPU fabric gets its policy even as a single node (`wants_placement`): the
-template names the policy, so adding it later would replace the template.
+For the same reason a machine type with a GPU fabric gets its policy even as a single node (the selector's
+`placement_group` default): the template names the policy, so adding it later would replace the template.
 Compact placement requires onHostMaintenance TERMINATE and no automatic restart, which GPU nodes use anyway.
 """
 
@@ -59,14 +59,6 @@ def placement_problems(instance: InstanceType, nodes: int, max_distance: Optiona
                         f"{plan.max_vms} VMs; use at most {plan.max_vms} nodes, or set `placement_group: false` "
                         "(nodes then spread over the zone)")]
     return []
-
-
-def wants_placement(selection: Selection, fabric: Optional[str]) -> bool:
-    """`placement_group` when set; else on for multi-node clusters and for any cluster built for a GPU fabric."""
-    chosen = selection.spec.placement_group
-    if chosen is not None:
-        return chosen
-    return selection.placement_group or fabric is not None
 
 
 def build_placement_policy(name: str, selection: Selection, plan: PlacementPlan, describe: Describer,

@@ -108,9 +108,9 @@ class ClusterSpec(StrictModel):
     accelerator: Accelerator
     market: Market = Field(default_factory=Market)
     fabric: Fabric = "auto"
-    """RDMA fabric. Default: "auto": the cloud's RDMA fabric when the instance has one and nodes > 1, else TCP."""
+    """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
     placement_group: Optional[bool] = None
-    """Cluster placement. Default: on for multi-node clusters, off inside a Capacity Block."""
+    """Cluster placement. Default: on for multi-node clusters and any cluster on an RDMA fabric, off inside a Capacity Block."""
     placement_max_distance: Optional[int] = Field(None, ge=1, le=3)
     """GCP compact placement: most network hops between nodes (1 = same rack ... 3 = same cluster). Default: the family's catalog default."""
     image: Image = Field(default_factory=Image)

@@ -137,6 +137,14 @@ def test_single_node_gets_no_placement_group_and_no_efa():
     assert [n["interfaceType"] for n in nics] == ["interface"]
 
 
+def test_single_efa_node_is_already_built_for_the_cluster_so_growing_touches_only_the_fleet():
+    one_node, two_nodes = plan_of({**TRAIN, "nodes": 1, "fabric": "auto"}), plan_of({**TRAIN, "fabric": "auto"})
+    assert one(one_node, "aws:ec2/placementGroup:PlacementGroup").inputs["strategy"] == "cluster"
+    assert len(one(one_node, "aws:ec2/launchTemplate:LaunchTemplate").inputs["networkInterfaces"]) == 33
+    changed = [a.name for a, b in zip(one_node.resources, two_nodes.resources) if a.inputs != b.inputs]
+    assert len(one_node.resources) == len(two_nodes.resources) and changed == ["gpufleet-nodes"]
+
+
 def test_capacity_block_skips_the_placement_group_and_targets_the_reservation():
     spec = {**TRAIN, "market": {"type": "on-demand", "capacity_reservation_id": "cr-0abc", "capacity_block": True}}
     result = plan_of(spec)

@@ -4,7 +4,6 @@ Ranking by the cheapest price anywhere in the region chose types the zone does n
 (real rows: AWS 8x H200 in apse3-az1, GCP 8x H100 in us-east4-b).
 """
 
-import pytest
 
 from components.catalog.selector import select
 from components.spec import parse_cluster_spec
