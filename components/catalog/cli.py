@@ -78,16 +78,30 @@ def run_select(args: argparse.Namespace, catalog: Optional[Catalog] = None, toda
     except SpecError as err:
         return _bad_input(err)
     ranking = rank(req, catalog)
-    offers = list(ranking.offers if args.all_zones else best_per_region(ranking.offers))
-    offers = offers[:args.limit] if args.limit else offers
+    listed = list(ranking.offers if args.all_zones else best_per_region(ranking.offers))
+    offers = shown_offers(listed, args.limit)
     clouds = req.clouds or CLOUDS
     missing = ranking.clouds_without_offer(clouds) if ranking.offers else {}
     notes = catalog_age_notes(today, catalog=catalog)
     if args.json:
         print(dumps(selection_document(req, ranking, offers, catalog, notes, missing)))
     else:
-        print_selection(_console(), req, ranking, offers, catalog, notes, missing)
+        ranks = [listed.index(offer) + 1 for offer in offers]
+        print_selection(_console(), req, ranking, offers, catalog, notes, missing, ranks)
     return OK if ranking.offers else NOTHING_FEASIBLE
+
+
+def shown_offers(offers: list, limit: int) -> list:
+    """The first `limit` offers (0 = all), plus each other cloud's best, so every cloud that can run it is compared."""
+    if not limit:
+        return offers
+    shown = offers[:limit]
+    clouds = {offer.candidate.instance.cloud for offer in shown}
+    for offer in offers[limit:]:
+        if offer.candidate.instance.cloud not in clouds:
+            shown.append(offer)
+            clouds.add(offer.candidate.instance.cloud)
+    return shown
 
 
 def run_catalog(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:

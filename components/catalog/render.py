@@ -44,7 +44,8 @@ def selection_document(req: Requirement, ranking: Ranking, offers: list[Offer], 
 
 
 def print_selection(console: Console, req: Requirement, ranking: Ranking, offers: list[Offer], catalog: Catalog,
-                    age_notes: list[str], missing_clouds: dict[str, Offer]) -> None:
+                    age_notes: list[str], missing_clouds: dict[str, Offer], ranks: Optional[list[int]] = None) -> None:
+    """The offers as a table; `ranks` numbers each row by its place in the whole ranking (default 1, 2, ...)."""
     job = req.job_gpu_hours is not None
     title = (f"{req.nodes} node(s) x {req.gpus_per_node or 'any'} x {'/'.join(req.gpus) or 'any GPU'}, "
              f"{req.market}, fabric {req.fabric}: {len(ranking.offers)} feasible offer(s)")
@@ -53,7 +54,7 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
                "$/PFLOP-h"] + (["speed", "job hours", "job $"] if job else []) + ["prices from"]
     for name in columns:
         table.add_column(name, justify="right" if name.startswith(("$", "#", "speed", "job")) else "left")
-    for index, offer in enumerate(offers, 1):
+    for index, offer in zip(ranks or range(1, len(offers) + 1), offers):
         d = offer.as_dict(req, catalog)
         row = [str(index), d["cloud"], d["instance_type"], f"{d['gpus_per_node']}x {d['gpu']}", d["region"],
                _zone(d), f"{d['fabric']} {d['fabric_gbps']:g}G", _money(d["usd_per_hour"]),

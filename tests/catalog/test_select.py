@@ -113,7 +113,7 @@ def test_offers_are_sorted_and_every_offer_meets_the_requirement():
 
 def test_rdma_means_efa_infiniband_or_roce_not_gpudirect_tcpx():
     ranking = rank(Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", fabric="rdma"), CAT)
-    assert {o.candidate.instance.fabric for o in ranking.offers} == {"efa"}
+    assert {o.candidate.instance.fabric for o in ranking.offers} == {"efa", "infiniband"}
     tcpx = next(o for o in ranking.rejected if o.candidate.instance.fabric == "tcpx")
     assert tcpx.reasons == ("no RDMA fabric (has tcpx)",)
 
@@ -171,10 +171,15 @@ class TestInfeasible:
         assert all(o.reasons and "not 12" in o.reasons[0] for o in nearest)
 
     def test_azure_h100_spot_is_missing_with_the_flag_reason(self):
-        ranking = rank(Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", clouds=("azure",)), CAT)
+        ranking = rank(Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", clouds=("azure",),
+                                   regions=("eastus",)), CAT)
         assert ranking.offers == ()
         [reason] = ranking.nearest(1)[0].reasons
         assert reason.startswith("no spot price here (flagged:") and "Spot meter" in reason
+
+    def test_azure_h100_spot_is_offered_only_where_a_real_spot_price_exists(self):
+        ranking = rank(Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", clouds=("azure",)), CAT)
+        assert [(o.candidate.region, o.usd_per_hour) for o in ranking.offers] == [("northcentralus", 2 * 29.496)]
 
     def test_flagged_instance_fails_with_its_flag(self):
         cat = catalog([instance(cloud="azure", name="Standard_ND96isr_H100_v5", gpus=12)],
