@@ -4,6 +4,8 @@ reboot. Nothing here writes shell; everything the node runs is under `files/`.
 
 from __future__ import annotations
 
+import functools
+
 import yaml
 
 from .config import BootConfig
@@ -57,8 +59,13 @@ def _str_representer(dumper: yaml.SafeDumper, value: str):
 _Dumper.add_representer(str, _str_representer)
 
 
+@functools.lru_cache(maxsize=64)
 def render_cloud_config(config: BootConfig) -> str:
-    """The node's cloud-config text, starting with "#cloud-config"; the same config gives the same bytes."""
+    """The node's cloud-config text, starting with "#cloud-config"; the same config gives the same bytes.
+
+    Cached by the frozen config: emitting the YAML is most of a plan's time, and plans of one cluster at different
+    sizes, or a stack planned again, render the very same node.
+    """
     title = (f"# gpufleet node: cluster {config.cluster_name}, {config.instance_type} ({config.gpus}x "
              f"{config.gpu_model}), fabric {config.fabric}, image {config.image_kind}")
     body = yaml.dump(cloud_config(config), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=False)
