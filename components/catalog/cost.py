@@ -41,22 +41,14 @@ class NodePrices:
 
 
 def cluster_cost(selection: Selection) -> ClusterCost:
-    """Mixed markets pay on-demand for the base and spot for the rest."""
+    """The cluster at its own market; mixed markets pay on-demand for the base and spot for the rest."""
     spec, price = selection.spec, selection.price
-    if spec.market.type == "on-demand":
-        on_demand_nodes = spec.nodes
-    elif spec.market.type == "spot":
-        on_demand_nodes = 0
-    else:
-        on_demand_nodes = spec.market.on_demand_base
-    spot_nodes = spec.nodes - on_demand_nodes
-    hourly = _sum(on_demand_nodes, price.on_demand) if on_demand_nodes else 0.0
-    if spot_nodes and hourly is not None:
-        spot_part = _sum(spot_nodes, price.spot)
-        hourly = None if spot_part is None else hourly + spot_part
+    on_demand_nodes = {"on-demand": spec.nodes, "spot": 0}.get(spec.market.type, spec.market.on_demand_base)
+    hourly = hourly_cost(spec.market.type, spec.nodes, NodePrices(on_demand=price.on_demand, spot=price.spot),
+                         spec.market.on_demand_base)
     return ClusterCost(market=spec.market.type, usd_per_hour=_round(hourly),
                        usd_per_month=_round(hourly * HOURS_PER_MONTH if hourly is not None else None),
-                       on_demand_nodes=on_demand_nodes, spot_nodes=spot_nodes)
+                       on_demand_nodes=on_demand_nodes, spot_nodes=spec.nodes - on_demand_nodes)
 
 
 def hourly_cost(market: str, nodes: int, prices: NodePrices, on_demand_base: int = 0) -> Optional[float]:
@@ -139,10 +131,6 @@ def _savings(hourly: Optional[float], reference: Optional[float]) -> Optional[fl
     if hourly is None or not reference:
         return None
     return round(100 * (1 - hourly / reference), 1)
-
-
-def _sum(nodes: int, price: Optional[float]) -> Optional[float]:
-    return None if price is None else nodes * price
 
 
 def _round(value: Optional[float]) -> Optional[float]:
