@@ -1,5 +1,5 @@
 """gpufleet: one GPU cluster per stack, described by the stack's `gpufleet:cluster` config."""
 
-from components.program import declare_stack
+from gpufleet.program import declare_stack
 
 declare_stack()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.plan.runner import run_program  # noqa: E402
-from components.plan.stackfile import apply_overrides, read_stack_config  # noqa: E402
+from gpufleet.plan.runner import run_program  # noqa: E402
+from gpufleet.plan.stackfile import apply_overrides, read_stack_config  # noqa: E402
 
 REPEATS = 3
 

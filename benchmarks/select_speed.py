@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.catalog.loader import load_catalog  # noqa: E402
-from components.catalog.offers import MARKETS, Requirement, candidates, rank  # noqa: E402
+from gpufleet.catalog.loader import load_catalog  # noqa: E402
+from gpufleet.catalog.offers import MARKETS, Requirement, candidates, rank  # noqa: E402
 
 
 def main() -> int:

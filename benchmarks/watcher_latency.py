@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cloud_init.parts import FILES_DIR, shipped  # noqa: E402
+from gpufleet.cloud_init.parts import FILES_DIR, shipped  # noqa: E402
 from tests.cloud_init.metadata_servers import MetadataServer  # noqa: E402
 
 TARGET_SECONDS = 10.0

@@ -1,1 +1,27 @@
-"""gpufleet components: the cluster spec, the instance catalog, one package per cloud, and the offline plan."""
+"""gpufleet: GPU clusters on AWS, Azure and GCP from one short, cloud-neutral Pulumi spec.
+
+The cloud components are imported on first use (`from gpufleet import AwsGpuCluster`), so importing the spec or the
+catalog does not load the three provider SDKs.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .spec import ClusterSpec, SpecError, parse_cluster_spec
+
+if TYPE_CHECKING:
+    from .aws import AwsGpuCluster
+    from .azure import AzureGpuCluster
+    from .gcp import GcpGpuCluster
+
+_LAZY = {"AwsGpuCluster": ".aws", "AzureGpuCluster": ".azure", "GcpGpuCluster": ".gcp"}
+
+__all__ = ["AwsGpuCluster", "AzureGpuCluster", "ClusterSpec", "GcpGpuCluster", "SpecError", "parse_cluster_spec"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
+from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
 
 from .spec.errors import Problem, SpecError
 from .spec.node_rules import min_driver_branch

@@ -10,9 +10,9 @@ import pulumi
 from .spec import ClusterSpec
 
 CLOUD_COMPONENTS = {
-    "aws": ("components.aws", "AwsGpuCluster"),
-    "azure": ("components.azure", "AzureGpuCluster"),
-    "gcp": ("components.gcp", "GcpGpuCluster"),
+    "aws": ("gpufleet.aws", "AwsGpuCluster"),
+    "azure": ("gpufleet.azure", "AzureGpuCluster"),
+    "gcp": ("gpufleet.gcp", "GcpGpuCluster"),
 }
 
 

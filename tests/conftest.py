@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
-from components.plan.runner import PlanResult, run_program  # noqa: E402
+from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
+from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
 
 
 def plan_spec(spec: dict, stack: str = "test", extra_config: dict | None = None) -> PlanResult:

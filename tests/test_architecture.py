@@ -10,11 +10,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOUDS = ("aws", "azure", "gcp")
+# Source folders and the installed package each one becomes (pyproject.toml's package-dir).
+PACKAGE_OF_FOLDER = {"components": ("gpufleet",), "cloud_init": ("gpufleet", "cloud_init")}
 
 
 def imports_of(path: Path) -> set[str]:
     """Absolute module names a file imports, with relative imports resolved against its package."""
-    package = path.relative_to(ROOT).with_suffix("").parts[:-1]
+    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
+    package = PACKAGE_OF_FOLDER[folder] + tuple(rest[:-1])
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -32,7 +35,7 @@ def python_files(folder: str) -> list[Path]:
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_no_cloud_folder_imports_another_cloud(cloud):
-    others = tuple(f"components.{c}" for c in CLOUDS if c != cloud)
+    others = tuple(f"gpufleet.{c}" for c in CLOUDS if c != cloud)
     for path in python_files(f"components/{cloud}"):
         bad = {name for name in imports_of(path) if name.startswith(others)}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
@@ -40,7 +43,8 @@ def test_no_cloud_folder_imports_another_cloud(cloud):
 
 def test_cloud_init_does_not_import_components():
     for path in python_files("cloud_init"):
-        bad = {name for name in imports_of(path) if name.startswith("components")}
+        bad = {name for name in imports_of(path)
+               if name.startswith("gpufleet") and not name.startswith("gpufleet.cloud_init")}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}: data flows spec -> cloud -> cloud_init"
 
 

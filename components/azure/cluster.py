@@ -12,7 +12,7 @@ from typing import Optional
 import pulumi
 import pulumi_azure_native as azure_native
 
-import cloud_init
+from gpufleet import cloud_init
 from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import azure_jobs, scrape_config_text

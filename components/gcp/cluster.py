@@ -16,7 +16,7 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-import cloud_init
+from gpufleet import cloud_init
 from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import gcp_jobs, scrape_config_text

@@ -1,7 +1,7 @@
 """Generates the spec reference table in README.md from the models' field docstrings (docs never drift, R15).
 
-    .venv/bin/python -m components.spec.reference           # prints the markdown table
-    .venv/bin/python -m components.spec.reference --write   # replaces it in README.md
+    .venv/bin/python -m gpufleet.spec.reference           # prints the markdown table
+    .venv/bin/python -m gpufleet.spec.reference --write   # replaces it in README.md
 """
 
 from __future__ import annotations

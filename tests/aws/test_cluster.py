@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from components.plan.render import plan_json
+from gpufleet.plan.render import plan_json
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 TRAIN = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,

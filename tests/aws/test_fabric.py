@@ -2,8 +2,8 @@
 
 import pytest
 
-from components.aws.fabric import interface_layout
-from components.catalog import load_catalog
+from gpufleet.aws.fabric import interface_layout
+from gpufleet.catalog import load_catalog
 
 
 def layout(instance_type: str, efa: bool = True):

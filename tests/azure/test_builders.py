@@ -6,15 +6,15 @@ from ipaddress import IPv4Network
 
 import pytest
 
-from components.azure.fabric import accelerated_networking, infiniband_partition
-from components.azure.image import image_problems, image_reference
-from components.azure.network import node_subnet_cidr, parse_subnet_id, usable_addresses
-from components.azure.nodes import ScaleSetPlan, computer_name_prefix, priority_args, scale_set_plans
-from components.azure.rules import spec_problems
-from components.azure.security import exporter_ports, security_rules
-from components.catalog.loader import load_catalog
-from components.catalog.selector import select
-from components.spec import parse_cluster_spec
+from gpufleet.azure.fabric import accelerated_networking, infiniband_partition
+from gpufleet.azure.image import image_problems, image_reference
+from gpufleet.azure.network import node_subnet_cidr, parse_subnet_id, usable_addresses
+from gpufleet.azure.nodes import ScaleSetPlan, computer_name_prefix, priority_args, scale_set_plans
+from gpufleet.azure.rules import spec_problems
+from gpufleet.azure.security import exporter_ports, security_rules
+from gpufleet.catalog.loader import load_catalog
+from gpufleet.catalog.selector import select
+from gpufleet.spec import parse_cluster_spec
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
 BASE = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},

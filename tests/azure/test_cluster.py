@@ -7,9 +7,9 @@ import base64
 import pulumi
 import pytest
 
-from components.plan.render import plan_json
-from components.plan.runner import run_program
-from components.plan.stackfile import read_stack_config
+from gpufleet.plan.render import plan_json
+from gpufleet.plan.runner import run_program
+from gpufleet.plan.stackfile import read_stack_config
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from components.catalog.loader import Catalog
-from components.catalog.models import GpuModel, InstanceType, Price, PriceSource
+from gpufleet.catalog.loader import Catalog
+from gpufleet.catalog.models import GpuModel, InstanceType, Price, PriceSource
 
 GPUS = [
     GpuModel(model="A100", memory_gib=40, architecture="ampere", bf16_dense_tflops=312,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import load_catalog
+from gpufleet.catalog import load_catalog
 
 CAT = load_catalog()
 FAMILIES = ("g4dn", "g5", "g6", "g6e", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200")

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from components.catalog import load_catalog
-from components.catalog.checks import excluded_flags
-from components.catalog.models import FLAG_SCOPES
+from gpufleet.catalog import load_catalog
+from gpufleet.catalog.checks import excluded_flags
+from gpufleet.catalog.models import FLAG_SCOPES
 
 from .helpers import catalog, instance, price
 

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from components.catalog.cli import add_commands, run_catalog, run_select
+from gpufleet.catalog.cli import add_commands, run_catalog, run_select
 
 TODAY = date(2026, 12, 2)
 

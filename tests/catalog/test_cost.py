@@ -6,12 +6,12 @@ from datetime import date, timedelta
 
 import pytest
 
-from components.catalog.cost import (HOURS_PER_MONTH, NodePrices, cluster_cost, cost_table, cost_table_lines,
+from gpufleet.catalog.cost import (HOURS_PER_MONTH, NodePrices, cluster_cost, cost_table, cost_table_lines,
                                      hourly_cost, market_costs)
-from components.catalog.age import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
+from gpufleet.catalog.age import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
                                           catalog_age_warning)
-from components.catalog.selector import select
-from components.spec.parse import parse_cluster_spec
+from gpufleet.catalog.selector import select
+from gpufleet.spec.parse import parse_cluster_spec
 
 from .helpers import catalog, instance, price, source
 

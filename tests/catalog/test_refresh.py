@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from components.catalog import load_catalog
-from components.catalog.cli import add_commands
-from components.catalog.loader import DATA_DIR
-from components.catalog.models import Price
-from components.catalog.refresh import aws, azure, gcp
-from components.catalog.refresh.merge import combine_aws, merge, spread_to_zones
-from components.catalog.refresh.records import PriceRecord, RefreshError
-from components.catalog.refresh.sources_yaml import set_source
+from gpufleet.catalog import load_catalog
+from gpufleet.catalog.cli import add_commands
+from gpufleet.catalog.loader import DATA_DIR
+from gpufleet.catalog.models import Price
+from gpufleet.catalog.refresh import aws, azure, gcp
+from gpufleet.catalog.refresh.merge import combine_aws, merge, spread_to_zones
+from gpufleet.catalog.refresh.records import PriceRecord, RefreshError
+from gpufleet.catalog.refresh.sources_yaml import set_source
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pricing"
 AWS_TYPES = {"p5.48xlarge", "p4d.24xlarge", "g4dn.metal", "g6e.xlarge"}

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from components.catalog import load_catalog
-from components.catalog.cost import hourly_cost, NodePrices
-from components.catalog.offers import FABRICS, MARKETS, Requirement, rank
-from components.catalog.zones import is_edge
+from gpufleet.catalog import load_catalog
+from gpufleet.catalog.cost import hourly_cost, NodePrices
+from gpufleet.catalog.offers import FABRICS, MARKETS, Requirement, rank
+from gpufleet.catalog.zones import is_edge
 
 from .helpers import catalog, instance, price
 
@@ -199,7 +199,7 @@ class TestInfeasible:
 
     def test_the_outlier_check_alone_catches_the_half_price_gcp_h100(self):
         """Without the GCP file's own exclusions, the regional comparison still refuses us-central1's H100 price."""
-        from components.catalog.loader import Catalog
+        from gpufleet.catalog.loader import Catalog
         bare = Catalog(CAT.gpus.values(), [*CAT.instances.values(), *CAT.flagged_instances.values()],
                        CAT.raw_prices, [*CAT.price_sources.values()])
         kinds = {(f.region, f.kind) for f in bare.flags_of("gcp", "a3-highgpu-8g")}

@@ -3,8 +3,8 @@
 import json
 from types import SimpleNamespace
 
-from components.catalog.cli import shown_offers
-from components.plan.cli import main
+from gpufleet.catalog.cli import shown_offers
+from gpufleet.plan.cli import main
 
 
 def offer(cloud: str, name: str):

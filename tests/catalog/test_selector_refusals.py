@@ -2,8 +2,8 @@
 
 import pytest
 
-from components.catalog.selector import select
-from components.spec import SpecError, parse_cluster_spec
+from gpufleet.catalog.selector import select
+from gpufleet.spec import SpecError, parse_cluster_spec
 from tests.catalog.helpers import catalog, instance, price
 
 SPEC = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az1", "nodes": 2,

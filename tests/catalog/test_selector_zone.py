@@ -5,8 +5,8 @@ Ranking by the cheapest price anywhere in the region chose types the zone does n
 """
 
 
-from components.catalog.selector import select
-from components.spec import parse_cluster_spec
+from gpufleet.catalog.selector import select
+from gpufleet.spec import parse_cluster_spec
 from tests.catalog.helpers import catalog, instance, price
 
 SPEC = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az1", "nodes": 1, "market": "spot",

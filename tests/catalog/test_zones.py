@@ -2,7 +2,7 @@
 
 import pytest
 
-from components.catalog.zones import is_edge, zone_kind
+from gpufleet.catalog.zones import is_edge, zone_kind
 
 
 @pytest.mark.parametrize("cloud, zone, kind", [

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.catalog.loader import load_catalog
-from components.catalog.models import InstanceType
-from components.catalog.selector import Selection, select
-from components.plan.stackfile import CLUSTER_KEY, read_stack_config, stack_names
-from components.spec import parse_cluster_spec
+from gpufleet.catalog.loader import load_catalog
+from gpufleet.catalog.models import InstanceType
+from gpufleet.catalog.selector import Selection, select
+from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config, stack_names
+from gpufleet.spec import parse_cluster_spec
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = REPO / "cloud_init" / "files"
@@ -56,7 +56,7 @@ def selection_for(instance: InstanceType, nodes: int = 2, market: str = "on-dema
     if node is not None:
         raw["node"] = node
     spec = parse_cluster_spec(raw)
-    from components.catalog.selector import NodePrice
+    from gpufleet.catalog.selector import NodePrice
     fabric = instance.fabric if nodes > 1 else None
     return Selection(spec=spec, instance=instance, gpu=load_catalog().gpu(instance.gpu), fabric=fabric,
                      placement_group=nodes > 1, price=NodePrice(None, None, False), warnings=())
@@ -104,7 +104,7 @@ CASES.update({f"stack-{name}": functools.partial(_stack, name) for name in SHIPP
 @pytest.fixture(scope="session")
 def rendered() -> dict:
     """name -> (selection, cloud-config text), rendered once for the session."""
-    from components.boot import user_data_for
+    from gpufleet.boot import user_data_for
     out = {}
     for name, build in CASES.items():
         selection = build()
@@ -133,7 +133,7 @@ FAKE_BIN = FIXTURES / "bin"
 
 def node_script(tmp_path: Path, relative: str) -> Path:
     """The copy of files/<relative> that a node gets (comments stripped), as an executable under tmp_path."""
-    from cloud_init.parts import shipped
+    from gpufleet.cloud_init.parts import shipped
     target = tmp_path / "node" / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(shipped((FILES / relative).read_text(), relative))

@@ -7,8 +7,8 @@ import gzip
 
 import pytest
 
-import cloud_init
-from components.boot import boot_config, user_data_for
+from gpufleet import cloud_init
+from gpufleet.boot import boot_config, user_data_for
 
 from .conftest import aws_selection
 
@@ -67,7 +67,7 @@ def _oversized(cloud_limit: int) -> dict:
                                                ("azure", "azure", cloud_init.AZURE_CUSTOM_DATA_MAX_BYTES),
                                                ("gcp", "gcp", cloud_init.GCP_METADATA_VALUE_MAX_BYTES)])
 def test_oversized_node_software_is_a_spec_error_naming_the_limit(row, cloud, limit):
-    from components.spec.errors import SpecError
+    from gpufleet.spec.errors import SpecError
     from .conftest import AZURE_NC_A100, GCP_G2, selection_for
     node = _oversized(limit)
     selection = (aws_selection(market="spot", node=node) if row is None else

@@ -6,10 +6,10 @@ from datetime import date
 
 import pytest
 
-from components.spec.node_rules import DRIVER_BRANCHES, check_node_software, min_driver_branch
+from gpufleet.spec.node_rules import DRIVER_BRANCHES, check_node_software, min_driver_branch
 
-from components.catalog.loader import load_catalog
-from components.spec import SpecError
+from gpufleet.catalog.loader import load_catalog
+from gpufleet.spec import SpecError
 
 from .conftest import AZURE_NC_A100, GCP_G2, aws_spec, selection_for
 
@@ -187,8 +187,8 @@ def test_messages_follow_the_house_style():
 
 
 def test_the_selector_refuses_before_anything_is_declared():
-    from components.catalog.selector import select
-    from components.spec import parse_cluster_spec
+    from gpufleet.catalog.selector import select
+    from gpufleet.spec import parse_cluster_spec
     with pytest.raises(SpecError) as err:
         select(parse_cluster_spec(aws_spec(accelerator={"instance_type": "p6-b200.48xlarge"},
                                            node={"driver": {"flavor": "proprietary"}})))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.boot import user_data_for
+from gpufleet.boot import user_data_for
 
 from .conftest import aws_selection, env_values, written_files
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.spec.node import NodeSoftware
+from gpufleet.spec.node import NodeSoftware
 
 from .conftest import FILES, REPO
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-import cloud_init
-from components.boot import user_data_for
+from gpufleet import cloud_init
+from gpufleet.boot import user_data_for
 from tests.validators import require_tool
 
 from .conftest import CASES, env_values, written_files

@@ -6,16 +6,16 @@ from ipaddress import IPv4Network
 
 import pytest
 
-from components.catalog.loader import load_catalog
-from components.gcp.fabric import subnet_cidrs, vpc_layout
-from components.gcp.identity import account_id, health_role_id
-from components.gcp.image import ACCELERATOR_FAMILY, boot_image, image_problems
-from components.gcp.labels import label_problems, labeler, short_name
-from components.gcp.nodes import node_metadata, scheduling
-from components.gcp.placement import placement_plan, placement_problems
-from components.gcp.security import IAP_RANGE, FirewallRule, firewall_plan, refuse_rules_on_rdma
-from components.spec import SpecError
-from components.spec.model import ClusterSpec
+from gpufleet.catalog.loader import load_catalog
+from gpufleet.gcp.fabric import subnet_cidrs, vpc_layout
+from gpufleet.gcp.identity import account_id, health_role_id
+from gpufleet.gcp.image import ACCELERATOR_FAMILY, boot_image, image_problems
+from gpufleet.gcp.labels import label_problems, labeler, short_name
+from gpufleet.gcp.nodes import node_metadata, scheduling
+from gpufleet.gcp.placement import placement_plan, placement_problems
+from gpufleet.gcp.security import IAP_RANGE, FirewallRule, firewall_plan, refuse_rules_on_rdma
+from gpufleet.spec import SpecError
+from gpufleet.spec.model import ClusterSpec
 
 
 def row(name: str):

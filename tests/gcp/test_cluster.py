@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from components.plan.stackfile import read_stack_config
+from gpufleet.plan.stackfile import read_stack_config
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 from tests.validators import require_tool
 
@@ -301,7 +301,7 @@ def test_refuses_an_existing_subnet():
 
 
 def test_refuses_user_data_over_the_metadata_value_limit(monkeypatch):
-    import components.gcp.cluster as gcp_cluster
+    import gpufleet.gcp.cluster as gcp_cluster
     oversized = "#cloud-config\n" + "#" * GCP_METADATA_VALUE_MAX_BYTES
     monkeypatch.setattr(gcp_cluster, "user_data_for", lambda selection, name: oversized)
     refused(DEV, r"`node`: .*over the limit of 262144")

@@ -7,8 +7,8 @@ from ipaddress import IPv4Network
 
 import pytest
 
-from components.catalog.loader import load_catalog
-from components.gcp.fabric import GVNIC, MRDMA, nic_layout, subnet_cidrs, vpc_layout
+from gpufleet.catalog.loader import load_catalog
+from gpufleet.gcp.fabric import GVNIC, MRDMA, nic_layout, subnet_cidrs, vpc_layout
 
 
 def row(name: str):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.monitoring.scrape import ALERT_RULES, aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
+from gpufleet.monitoring.scrape import ALERT_RULES, aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
 from tests.conftest import plan_spec
 from tests.validators import require_tool
 
@@ -51,7 +51,7 @@ def test_xid_rule_does_not_treat_the_last_xid_gauge_as_a_counter():
 
 @pytest.fixture(scope="module")
 def scrape_blocks() -> dict[str, str]:
-    from components.plan.stackfile import read_stack_config
+    from gpufleet.plan.stackfile import read_stack_config
     return {stack: plan_spec(read_stack_config(stack)["gpufleet:cluster"], stack=stack,
                              extra_config={k: v for k, v in read_stack_config(stack).items()
                                            if k != "gpufleet:cluster"}).outputs["prometheus_scrape_config"]

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components.plan.cli import main
-from components.plan.stackfile import stack_names
+from gpufleet.plan.cli import main
+from gpufleet.plan.stackfile import stack_names
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

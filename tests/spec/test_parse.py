@@ -2,7 +2,7 @@
 
 import pytest
 
-from components.spec import SpecError, parse_cluster_spec
+from gpufleet.spec import SpecError, parse_cluster_spec
 
 MINIMAL = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
            "accelerator": {"gpu": "H100", "gpus_per_node": 8}}

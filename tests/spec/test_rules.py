@@ -2,8 +2,8 @@
 
 import pytest
 
-from components.spec import SpecError, parse_cluster_spec
-from components.spec.rules import aws_zone_id_prefix
+from gpufleet.spec import SpecError, parse_cluster_spec
+from gpufleet.spec.rules import aws_zone_id_prefix
 
 BASE = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2, "accelerator": {"gpu": "H100"}}
 
