@@ -54,6 +54,7 @@ SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watch
 # Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
 # themselves through SetInstanceHealth instead.
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
+AWS_API = ("usr/local/sbin/gpufleet-aws",)  # signed Auto Scaling calls (health, drain hook) without the AWS CLI
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
@@ -83,6 +84,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.node_exporter, NODE_EXPORTER),
         (config.spot_watcher, SPOT_WATCHER),
         (config.cloud in HEALTH_ENDPOINT_CLOUDS, HEALTH_ENDPOINT),
+        (config.cloud == "aws", AWS_API),
     )
     for wanted, group in optional:
         if wanted:

@@ -61,6 +61,7 @@ PARTS = [
     ("health endpoint for the cloud's repair probes",
      ["/usr/local/sbin/gpufleet-health-endpoint", UNITS + "gpufleet-health-endpoint.service"],
      lambda s: s.spec.cloud in ("gcp", "azure")),
+    ("signed Auto Scaling calls without the AWS CLI", ["/usr/local/sbin/gpufleet-aws"], lambda s: s.spec.cloud == "aws"),
     ("spot watcher and drain hook", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
                                      "/etc/gpufleet/drain-hook"], _spot),
     ("acceptance check and reporting", ["/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-report-health",
