@@ -51,6 +51,11 @@ DCGM = (LIB + "install.d/70-dcgm",)
 DCGM_EXPORTER = (SYSTEMD_DIR + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exporter", "etc/gpufleet/dcgm-counters.csv")
 NODE_EXPORTER = (LIB + "install.d/71-node-exporter", SYSTEMD_DIR + "gpufleet-node-exporter.service")
 SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service")
+# Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
+# themselves through SetInstanceHealth instead.
+HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
+AWS_API = ("usr/local/sbin/gpufleet-aws",)  # signed Auto Scaling calls (health, drain hook) without the AWS CLI
+HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.dcgm_exporter, DCGM_EXPORTER),
         (config.node_exporter, NODE_EXPORTER),
         (config.spot_watcher, SPOT_WATCHER),
+        (config.cloud in HEALTH_ENDPOINT_CLOUDS, HEALTH_ENDPOINT),
+        (config.cloud == "aws", AWS_API),
     )
     for wanted, group in optional:
         if wanted:

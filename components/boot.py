@@ -27,6 +27,11 @@ AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/mi
 SPOT_MARKETS = ("spot", "mixed")
 
 
+def watcher_runs(spec) -> bool:
+    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices)."""
+    return spec.market.type in SPOT_MARKETS
+
+
 def driver_flavor(selection: "Selection") -> str:
     """The kernel-module flavor the node installs: the spec's choice, or the architecture's default."""
     chosen = selection.spec.node.driver.flavor
@@ -80,7 +85,7 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         node_exporter=node.exporters.node,
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
-        spot_watcher=spec.market.type in SPOT_MARKETS,
+        spot_watcher=watcher_runs(spec),
         drain_command=node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
     )

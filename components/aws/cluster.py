@@ -17,13 +17,14 @@ from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
-from ..spec import ClusterSpec
+from ..spec import ClusterSpec, SpecError
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
 from .network import build_network
 from .outputs import access_outputs
 from .placement import build_placement_group
+from .rules import selection_problems
 from .security import build_security_group
 from .tagging import Tagger, tagger
 
@@ -37,6 +38,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
         selection = select(spec)  # raises SpecError before anything is declared
+        problems = selection_problems(selection)
+        if problems:
+            raise SpecError(problems)
         user_data = cloud_init.encode_user_data(user_data_for(selection, name), "aws")
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection

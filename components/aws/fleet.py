@@ -1,7 +1,13 @@
 """The Auto Scaling group that runs the nodes: on-demand, spot or mixed, all in one subnet and placement group.
 
-Spot uses price-capacity-optimized allocation with capacity rebalance, as AWS recommends. The node count is the
-group's size and nothing else, so changing it touches only this resource.
+Spot uses price-capacity-optimized allocation with capacity rebalance, as AWS recommends. Capacity rebalance makes
+the group terminate an at-risk node itself, with no spot interruption notice, so every termination goes through a
+lifecycle hook (`capacity.DRAIN_HOOK_NAME`): the node's watcher sees `autoscaling/target-lifecycle-state` turn to
+Terminated in IMDS, runs the drain once and completes the action. With the hook, rebalance is safe to keep on;
+`node.spot.drain_on_rebalance` drains earlier still, at the recommendation itself.
+
+The node count is the group's size and nothing else, so changing it touches only this resource (and, inside a
+Capacity Block, its scheduled actions). Running nodes are replaced only by an explicit `rollout` (instance refresh).
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ import pulumi
 import pulumi_aws as aws
 
 from ..catalog.selector import Selection
+from .capacity import DRAIN_HOOK_NAME, DRAIN_HOOK_TIMEOUT_SEC, fleet_sizing
 from .tagging import Tagger
 
 SPOT_ALLOCATION = "price-capacity-optimized"
 HEALTH_CHECK_GRACE_SEC = 1200  # a stock-Ubuntu node installs the driver and reboots before its health check
-CAPACITY_WAIT = "20m"
+TERMINATING = "autoscaling:EC2_INSTANCE_TERMINATING"
+ROLLOUT_CHECKPOINT_DELAY_SEC = 600
 
 
 def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.LaunchTemplate,
@@ -25,23 +33,51 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
     spec = selection.spec
     template_version = launch_template.latest_version.apply(str)
     uses_spot = spec.market.type in ("spot", "mixed")
-    return aws.autoscaling.Group(
+    sizing = fleet_sizing(spec)
+    group = aws.autoscaling.Group(
         f"{name}-nodes",
-        min_size=spec.nodes,
+        min_size=sizing.size,
         max_size=spec.nodes,
-        desired_capacity=spec.nodes,
+        desired_capacity=sizing.size,
         vpc_zone_identifiers=[subnet_id],
-        placement_group=placement_group.name if placement_group else None,
+        placement_group=placement_group.name if placement_group else spec.placement_group_name,
         capacity_rebalance=uses_spot,
         health_check_type="EC2",
         health_check_grace_period=HEALTH_CHECK_GRACE_SEC,
-        wait_for_capacity_timeout=CAPACITY_WAIT,
+        wait_for_capacity_timeout=spec.market.wait_for_capacity_timeout,
+        initial_lifecycle_hooks=[aws.autoscaling.GroupInitialLifecycleHookArgs(
+            name=DRAIN_HOOK_NAME, lifecycle_transition=TERMINATING, default_result="CONTINUE",
+            heartbeat_timeout=DRAIN_HOOK_TIMEOUT_SEC)],
+        instance_refresh=_instance_refresh(selection),
         launch_template=None if uses_spot else aws.autoscaling.GroupLaunchTemplateArgs(
             id=launch_template.id, version=template_version),
         mixed_instances_policy=_mixed_policy(selection, launch_template, template_version) if uses_spot else None,
         tags=[aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=True)
               for key, value in tag("node").items()],
-        opts=opts,
+        # Inside a Capacity Block the scheduled actions own the size; a later `up` must not undo them.
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            ignore_changes=["minSize", "desiredCapacity"] if sizing.schedule else None)),
+    )
+    for action in sizing.schedule:
+        aws.autoscaling.Schedule(
+            f"{name}-{action.role}", autoscaling_group_name=group.name, scheduled_action_name=f"gpufleet-{action.role}",
+            start_time=action.start_time, min_size=action.size, max_size=spec.nodes, desired_capacity=action.size,
+            opts=opts)
+    return group
+
+
+def _instance_refresh(selection: Selection) -> Optional[aws.autoscaling.GroupInstanceRefreshArgs]:
+    """With `rollout.enabled`, a changed launch template replaces nodes a few at a time, skipping matching ones."""
+    rollout, nodes = selection.spec.rollout, selection.spec.nodes
+    if not rollout.enabled:
+        return None
+    min_healthy = max(0, (nodes - rollout.max_unavailable) * 100 // nodes)
+    return aws.autoscaling.GroupInstanceRefreshArgs(
+        strategy="Rolling",
+        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+            min_healthy_percentage=min_healthy, max_healthy_percentage=100, skip_matching=True,
+            instance_warmup=str(HEALTH_CHECK_GRACE_SEC), checkpoint_percentages=[50, 100],
+            checkpoint_delay=str(ROLLOUT_CHECKPOINT_DELAY_SEC)),
     )
 
 

@@ -1,7 +1,8 @@
-"""The nodes' IAM identity: SSM Session Manager access and marking their own instance unhealthy, nothing more.
+"""The nodes' IAM identity: SSM Session Manager access, and acting on their own group's health and drain hook.
 
-`AmazonSSMManagedInstanceCore` lets operators connect without SSH or public IPs. The node health check may
-call `autoscaling:SetInstanceHealth`, limited to groups tagged with this stack.
+`AmazonSSMManagedInstanceCore` lets operators connect without SSH or public IPs. The node health check may call
+`autoscaling:SetInstanceHealth`, and the watcher may complete (or extend) the drain lifecycle action, all limited to
+groups tagged with this stack.
 """
 
 from __future__ import annotations
@@ -20,13 +21,18 @@ EC2_TRUST = {
 }
 
 
+# What a node may do to its own group: report itself unhealthy, and finish (or extend) its own drain hook.
+GROUP_ACTIONS = ("autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat",
+                 "autoscaling:SetInstanceHealth")
+
+
 def health_report_policy(stack: str) -> dict:
-    """Allows SetInstanceHealth only on Auto Scaling groups that carry this stack's provenance tag."""
+    """Allows the node's group actions only on Auto Scaling groups that carry this stack's provenance tag."""
     return {
         "Version": "2012-10-17",
         "Statement": [{
             "Effect": "Allow",
-            "Action": "autoscaling:SetInstanceHealth",
+            "Action": list(GROUP_ACTIONS),
             "Resource": "*",
             "Condition": {"StringEquals": {"autoscaling:ResourceTag/gpufleet-stack": stack}},
         }],
@@ -35,7 +41,7 @@ def health_report_policy(stack: str) -> dict:
 
 def build_instance_profile(name: str, stack: str, tag: Tagger, opts: pulumi.ResourceOptions) -> aws.iam.InstanceProfile:
     role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(EC2_TRUST, sort_keys=True), tags=tag("role"),
-                        description="gpufleet GPU node: SSM access and own health reporting", opts=opts)
+                        description="gpufleet GPU node: SSM access, own health reporting and drain hook", opts=opts)
     aws.iam.RolePolicyAttachment(f"{name}-role-ssm", role=role.name, policy_arn=SSM_POLICY_ARN, opts=opts)
     aws.iam.RolePolicy(f"{name}-role-health", role=role.id, opts=opts,
                        policy=json.dumps(health_report_policy(stack), sort_keys=True))

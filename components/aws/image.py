@@ -1,10 +1,17 @@
-"""The boot image, named by a public SSM parameter that EC2 resolves when each node launches.
+"""The boot image: an AMI resolved from AWS's public SSM parameter once per `pulumi up`, and pinned.
 
-`resolve:ssm:` in the launch template means a new AMI release reaches new nodes without a diff in the stack
-(a changed image id would create a new launch template version on every `pulumi up`). Pin `image.id` to freeze it.
+Pinned (the default, `image.track: pinned`): the launch template names the concrete AMI id the parameter held at
+deploy time, so every node launched until the next `up` (spot replacements, repairs, scale-out) boots the same
+driver, EFA stack and NCCL plugin as the rest of the cluster, and the plan shows which AMI. A newer AMI reaches
+nodes only through a later `up`, and then only new nodes, or all of them with `rollout.enabled`.
+`image.track: latest` keeps `resolve:ssm:` in the template (EC2 resolves it at every launch). `image.id` pins
+an exact AMI.
 """
 
 from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
 
 from ..spec import ClusterSpec
 
@@ -17,6 +24,14 @@ SSM_IMAGE_PARAMETERS = {
 ROOT_DEVICE = "/dev/sda1"
 
 
-def image_id(spec: ClusterSpec) -> str:
-    """The pinned AMI, or `resolve:ssm:<public parameter>` for the image kind."""
-    return spec.image.id or f"resolve:ssm:{SSM_IMAGE_PARAMETERS[spec.image.kind]}"
+def image_parameter(spec: ClusterSpec) -> str:
+    return SSM_IMAGE_PARAMETERS[spec.image.kind]
+
+
+def image_id(spec: ClusterSpec, opts: pulumi.InvokeOptions | None = None) -> pulumi.Input[str]:
+    """The pinned AMI id, the AMI the image kind's public parameter names now, or `resolve:ssm:` when tracking."""
+    if spec.image.id is not None:
+        return spec.image.id
+    if spec.image.track == "latest":
+        return f"resolve:ssm:{image_parameter(spec)}"
+    return aws.ssm.get_parameter_output(name=image_parameter(spec), region=spec.region, opts=opts).value

@@ -28,7 +28,7 @@ def build_launch_template(name: str, selection: Selection, security_group_id: pu
     return aws.ec2.LaunchTemplate(
         f"{name}-lt",
         description=f"gpufleet {selection.instance.name} node",
-        image_id=image_id(spec),
+        image_id=image_id(spec, pulumi.InvokeOptions(parent=opts.parent)),
         instance_type=selection.instance.name,
         key_name=key_name,
         user_data=user_data_base64,

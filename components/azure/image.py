@@ -5,7 +5,9 @@ Marketplace URNs from Azure/azhpc-images README (shared/reference/networking-aws
 `microsoft-dsvm:ubuntu-hpc:2204:latest` (2404 also exists: pin it with `image.id:
 microsoft-dsvm:ubuntu-hpc:2404:latest`). All ND and NC sizes here are Generation 2 VMs, and these SKUs are Gen2.
 `latest` resolves when each VM is created, so nodes added later may boot a newer release; pin a version in
-`image.id` to freeze it.
+`image.id` to freeze it. gpufleet cannot pin it for you at deploy time as it does on AWS and GCP: azure-native has
+no function that lists marketplace image versions (Azure's VirtualMachineImages List API is not exposed), so an
+unpinned Azure plan says so in a warning, with the command that lists the versions.
 """
 
 from __future__ import annotations
@@ -41,3 +43,14 @@ def image_reference(spec: ClusterSpec) -> dict[str, str]:
         return dict(IMAGES[spec.image.kind])
     urn = URN.match(image_id)
     return urn.groupdict() if urn else {"id": image_id}
+
+
+def floating_image_warning(spec: ClusterSpec) -> list[str]:
+    """The default marketplace images float on Azure (see the module docstring); `image.track: latest` says so."""
+    if spec.image.id is not None or spec.image.track == "latest":
+        return []
+    image = IMAGES[spec.image.kind]
+    return [f"the {image['offer']} image is `latest`: nodes created later (repairs, spot restores, scale-out) may "
+            "boot a newer release than the running ones; pin one with `image.id: "
+            f"{image['publisher']}:{image['offer']}:{image['sku']}:<version>` (list them with `az vm image list "
+            f"--all -p {image['publisher']} -f {image['offer']} -s {image['sku']} -l {spec.region}`)"]

@@ -4,15 +4,16 @@ Settings for InfiniBand clusters (Azure "Set up InfiniBand"; shared/reference/ne
 Uniform orchestration, `singlePlacementGroup: true`, `platformFaultDomainCount: 1`, `overprovision: false` (extra VMs
 would join the IB partition and the hostfile). Every input but `sku.capacity` is independent of the node count, so
 changing `nodes` changes nothing else. `upgradePolicy: Manual`: a changed model (image, customData) reaches running
-nodes only when the user reimages them, never in the middle of a job.
+nodes only when the user reimages them, never in the middle of a job (Rolling with `rollout.enabled`; repair.py).
 
 Access: SSH keys only (`disablePasswordAuthentication`), no public IP on any NIC, the cluster NSG on the NIC.
 Disks: the OS disk is a Premium SSD managed disk, deleted with its VM (`deleteOption` is for Flexible scale sets
 only), encrypted at rest by Azure Storage service-side encryption with platform-managed keys, which is always on.
 Encryption at host (which also covers the temp/NVMe disks and host caches) needs the subscription feature `Microsoft.Compute/EncryptionAtHost` and size support, so it is not turned on here.
 Spot: priority Spot, eviction policy Delete, maxPrice from `market.spot_max_price_per_hour` or -1 (never evicted for
-price; pay the current spot price, at most pay-as-you-go). Scheduled Events give 30 s notice of eviction (`Preempt`);
-the terminate notification gives scale-in deletes 5 minutes.
+price; pay the current spot price, at most pay-as-you-go), and Try & restore to regain the target count. Scheduled
+Events give 30 s notice of eviction (`Preempt`); the terminate notification gives scale-in deletes 5 minutes where
+the watcher runs to drain and acknowledge them. Unhealthy nodes are replaced automatically (repair.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .fabric import accelerated_networking
 from .identity import scale_set_identity
 from .image import image_reference
 from .network import NodeNetwork
+from .repair import automatic_repairs, health_extension_profile, scheduled_events, spot_restore, upgrade_policy
 from .security import Security
 from .tagging import Tagger
 
@@ -40,7 +42,6 @@ EVICTION_POLICY = "Delete"
 NO_PRICE_CAP = -1
 OS_DISK_TYPE = "Premium_LRS"
 OS_DISK_MAX_GIB = 4095  # Azure managed OS disks on Generation 2 VMs; every size in the catalog is Gen2
-TERMINATE_NOTICE = "PT5M"
 COMPUTER_NAME_PREFIX_MAX = 40
 
 
@@ -106,9 +107,8 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
                     name="ipconfig", primary=True, subnet=compute.ApiEntityReferenceArgs(id=node_network.subnet_id),
                     application_security_groups=[compute.SubResourceArgs(id=security.asg_id)])])]),
         diagnostics_profile=compute.DiagnosticsProfileArgs(boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)),
-        scheduled_events_profile=compute.ScheduledEventsProfileArgs(
-            terminate_notification_profile=compute.TerminateNotificationProfileArgs(
-                enable=True, not_before_timeout=TERMINATE_NOTICE)),
+        scheduled_events_profile=scheduled_events(spec),
+        extension_profile=health_extension_profile(),
     )
     return compute.VirtualMachineScaleSet(
         f"{name}-{plan.role}", resource_group_name=node_network.resource_group_name, location=spec.region,
@@ -116,7 +116,8 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
         overprovision=False, sku=compute.SkuArgs(name=instance.name, tier="Standard", capacity=plan.capacity),
         zones=[spec.zone] if spec.zone else None,
         proximity_placement_group=compute.SubResourceArgs(id=proximity_group_id) if proximity_group_id else None,
-        identity=scale_set_identity(), upgrade_policy=compute.UpgradePolicyArgs(mode="Manual"),
+        identity=scale_set_identity(), upgrade_policy=upgrade_policy(spec),
+        automatic_repairs_policy=automatic_repairs(), spot_restore_policy=spot_restore(plan.priority),
         virtual_machine_profile=profile, tags=tag(plan.role), opts=opts)
 
 

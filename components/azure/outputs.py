@@ -15,6 +15,7 @@ import pulumi
 
 from ..catalog.selector import Selection
 from ..outputs import hostfile_command
+from .image import floating_image_warning
 from .nodes import ADMIN_USER
 
 BASTION_PLACEHOLDER = "<bastion-name> --resource-group <bastion-resource-group>"
@@ -56,6 +57,7 @@ def azure_warnings(selection: Selection, existing_subnet: Optional[str]) -> list
     if spec.market.type != "spot" and price.on_demand is None:
         warnings.append(f"the catalog has no pay-as-you-go price for {instance.name} in {spec.region}: the estimated "
                         "cost is unknown")
+    warnings += floating_image_warning(spec)
     if existing_subnet:
         warnings.append("existing subnet: its VNet range (must not overlap 172.16.0.0/16, which InfiniBand reserves) "
                         "and its egress are not checked or created by gpufleet")

@@ -173,10 +173,14 @@ def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[st
 
 def _placement_group(spec: ClusterSpec, fabric: Optional[str]) -> bool:
     """Default: on for multi-node clusters and for any cluster on an RDMA fabric (so growing it replaces nothing),
-    off inside a Capacity Block, which fixes placement itself."""
+    off inside a Capacity Block, which fixes placement itself, and off in an AWS On-Demand Capacity Reservation,
+    whose instances cannot join a group the stack creates (unless `placement_group_name` names the reservation's)."""
     if spec.placement_group is not None:
         return spec.placement_group
-    return (spec.nodes > 1 or fabric is not None) and not spec.market.capacity_block
+    if spec.placement_group_name is not None:
+        return True
+    in_aws_reservation = spec.cloud == "aws" and spec.market.capacity_reservation_id is not None
+    return (spec.nodes > 1 or fabric is not None) and not spec.market.capacity_block and not in_aws_reservation
 
 
 def _node_price(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> NodePrice:

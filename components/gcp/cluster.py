@@ -10,7 +10,7 @@ The project comes from the provider configuration (`gcp:project`) through the `g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import pulumi
@@ -25,12 +25,13 @@ from ..spec import ClusterSpec
 from ..spec.errors import Problem, raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .identity import build_identity
-from .image import BootImage, boot_image
+from .image import BootImage, boot_image, pinned_source
 from .labels import describer, labeler, normalise_value
 from .network import build_networks
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
-from .placement import build_placement_policy, placement_plan, policy_path
+from .placement import build_placement_policy, placement_plan, policy_path, uses_workload_policy
+from .repair import build_health_check
 from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
 
@@ -89,11 +90,14 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
     firewalls = build_firewalls(name, plan.firewalls, networks.vpcs, identity.email, describe, child)
     placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
     policy = build_placement_policy(name, selection, placement, describe, child)
+    workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
+    image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=parent)))
     template = build_template(
-        name, selection, networks, nic_layout(plan.layout), plan.image, identity.email, plan.user_data,
-        policy_path(project, spec.region, policy) if policy else None, label, describe,
+        name, selection, networks, nic_layout(plan.layout), image, identity.email, plan.user_data,
+        policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[identity.account])))
-    group = build_group(name, selection, template, base_name, describe, child)
+    health_check = build_health_check(name, describe, child)
+    group = build_group(name, selection, template, base_name, describe, child, health_check, workload_policy)
     common = common_outputs(selection)
     return {
         **common,

@@ -1,7 +1,9 @@
-"""The boot image, as an image family that Compute Engine resolves when each node is created.
+"""The boot image: the newest image of a family, resolved once per `pulumi up` and pinned in the template.
 
-A family in the instance template means a new image release reaches new nodes without a diff in the stack; pin
-`image.id` (an exact image) to freeze it.
+Pinned (the default, `image.track: pinned`): the template names the exact image the family pointed to at deploy
+time, so every node the group creates until the next `up` (repairs, preemption recreations, scale-out) boots the
+same image, and the plan shows which. `image.track: latest` puts the family itself in the template (Compute Engine
+resolves it whenever a node is created). `image.id` pins an exact image or family.
 
 Default ("driver-ready"): Canonical's Ubuntu accelerator images (`ubuntu-os-accelerator-images`, family
 `ubuntu-accelerator-2404-amd64-with-nvidia-<branch>`), Ubuntu 24.04 with the NVIDIA server driver of the spec's
@@ -20,6 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Optional
+
+import pulumi
+import pulumi_gcp as gcp
 
 from ..spec import ClusterSpec
 from ..spec.errors import Problem
@@ -46,6 +51,17 @@ class BootImage:
     source: str
     shielded: bool  # Secure Boot + vTPM + integrity monitoring: the image is known to support Shielded VM
     warning: Optional[str] = None
+
+
+FAMILY_LINK = re.compile(r"^projects/(?P<project>[^/]+)/global/images/family/(?P<family>[^/]+)$")
+
+
+def pinned_source(image: BootImage, spec: ClusterSpec, opts: pulumi.InvokeOutputOptions) -> pulumi.Input[str]:
+    """The exact image the default family names now, or the template source as given (pinned id, `track: latest`)."""
+    family = FAMILY_LINK.match(image.source)
+    if spec.image.id is not None or spec.image.track == "latest" or family is None:
+        return image.source
+    return gcp.compute.get_image_output(family=family["family"], project=family["project"], opts=opts).self_link
 
 
 def boot_image(spec: ClusterSpec) -> BootImage:

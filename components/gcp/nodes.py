@@ -10,8 +10,10 @@ TERMINATE and automaticRestart false. Spot adds provisioningModel SPOT, preempti
 instanceTerminationAction DELETE: the group then recreates a preempted node when capacity returns (STOP would leave
 a stopped VM holding its disk; reference 3.4).
 
-Group: zonal, `target_size = nodes` (the only input that changes with the node count). Updates are OPPORTUNISTIC:
-a new template reaches a node only when the node is recreated, never by restarting a running training job.
+Group: zonal, `target_size = nodes` (the only input that changes with the node count), autohealing from the node's
+health endpoint, and recreated nodes on the current template (repair.py). Updates are OPPORTUNISTIC unless
+`rollout.enabled`: a new template reaches a node only when the node is recreated, never by restarting a running
+training job.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .fabric import NicSlot
 from .image import BootImage
 from .labels import Describer, Labeler, short_name
 from .network import ClusterNetworks
+from .repair import auto_healing, lifecycle_policy, update_policy
 
 TERMINATE = "TERMINATE"
 SPOT = "SPOT"
@@ -87,7 +90,9 @@ def build_template(name: str, selection: Selection, networks: ClusterNetworks, n
 
 
 def build_group(name: str, selection: Selection, template: gcp.compute.InstanceTemplate, base_name: str,
-                describe: Describer, opts: pulumi.ResourceOptions) -> gcp.compute.InstanceGroupManager:
+                describe: Describer, opts: pulumi.ResourceOptions,
+                health_check: Optional[gcp.compute.HealthCheck] = None,
+                workload_policy: Optional[gcp.compute.ResourcePolicy] = None) -> gcp.compute.InstanceGroupManager:
     spec = selection.spec
     return gcp.compute.InstanceGroupManager(
         f"{name}-nodes",
@@ -96,9 +101,11 @@ def build_group(name: str, selection: Selection, template: gcp.compute.InstanceT
         description=describe("nodes"),
         target_size=spec.nodes,
         versions=[gcp.compute.InstanceGroupManagerVersionArgs(name="nodes", instance_template=template.id)],
-        update_policy=gcp.compute.InstanceGroupManagerUpdatePolicyArgs(
-            type="OPPORTUNISTIC", minimal_action="REPLACE", replacement_method="RECREATE", max_surge_fixed=0,
-            max_unavailable_fixed=1),
+        update_policy=update_policy(spec),
+        auto_healing_policies=auto_healing(health_check) if health_check else None,
+        instance_lifecycle_policy=lifecycle_policy(),
+        resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(
+            workload_policy=workload_policy.self_link) if workload_policy else None,
         opts=opts,
     )
 

@@ -8,6 +8,11 @@ not support a placement_max_distance of 1"). A family without distances (G2) get
 For the same reason a machine type with a GPU fabric gets its policy even as a single node (the selector's
 `placement_group` default): the template names the policy, so adding it later would replace the template.
 Compact placement requires onHostMaintenance TERMINATE and no automatic restart, which GPU nodes use anyway.
+
+Managed instance groups of A3 High (8 GPUs), A3 Mega, A3 Ultra, A4 and A4X take a workload policy instead
+(Compute Engine "About workload policies in MIGs" and "Compact placement policy and workload policy overview": for
+MIGs of these series, use workload policies; A4X requires one): type HIGH_THROUGHPUT with `max_topology_distance`
+(sub-block, block or cluster for distances 1, 2 and 3), attached to the group rather than the template.
 """
 
 from __future__ import annotations
@@ -24,6 +29,14 @@ from ..spec.errors import Problem
 from .labels import Describer
 
 COLLOCATED = "COLLOCATED"
+HIGH_THROUGHPUT = "HIGH_THROUGHPUT"
+WORKLOAD_POLICY_MACHINE_TYPES = ("a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g", "a4x-")
+TOPOLOGY_DISTANCES = {1: "SUBBLOCK", 2: "BLOCK", 3: "CLUSTER"}
+
+
+def uses_workload_policy(instance: InstanceType) -> bool:
+    """Whether Google documents a workload policy (on the group) rather than compact placement for this type."""
+    return instance.name.startswith(WORKLOAD_POLICY_MACHINE_TYPES)
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,12 @@ def build_placement_policy(name: str, selection: Selection, plan: PlacementPlan,
                            opts: pulumi.ResourceOptions) -> Optional[gcp.compute.ResourcePolicy]:
     if not selection.placement_group:
         return None
+    if uses_workload_policy(selection.instance):
+        return gcp.compute.ResourcePolicy(
+            f"{name}-pg", region=selection.spec.region, description=describe("pg"),
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                type=HIGH_THROUGHPUT, max_topology_distance=TOPOLOGY_DISTANCES.get(plan.max_distance or 0)),
+            opts=opts)
     return gcp.compute.ResourcePolicy(
         f"{name}-pg", region=selection.spec.region, description=describe("pg"),
         group_placement_policy=gcp.compute.ResourcePolicyGroupPlacementPolicyArgs(

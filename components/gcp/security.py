@@ -1,5 +1,6 @@
 """Firewall rules: SSH only through IAP (and `access.ssh_cidrs`), all traffic inside each VPC the cluster owns,
-the exporters only from the cluster subnet and `access.monitoring_cidrs`, and nothing on the RoCE VPC.
+the exporters only from the cluster subnet and `access.monitoring_cidrs`, the health endpoint only from Google's
+health-check probes, and nothing on the RoCE VPC.
 
 GCP denies ingress by default and allows egress (through Cloud NAT here). Every rule targets the nodes' service
 account, so it applies to the cluster's nodes and nothing else in the project. IAP TCP forwarding reaches port 22
@@ -16,10 +17,13 @@ from ipaddress import IPv4Network
 import pulumi
 import pulumi_gcp as gcp
 
+from gpufleet.cloud_init.endpoints import HEALTH_ENDPOINT_PORT
+
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, SpecError
 from .fabric import VpcPlan
 from .labels import Describer
+from .repair import HEALTH_CHECK_SOURCES
 
 IAP_RANGE = "35.235.240.0/20"
 SSH_PORT = 22
@@ -58,6 +62,8 @@ def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv
         rules.append(FirewallRule("fw-exporters", primary.role, (("tcp", tuple(str(p) for p in ports)),),
                                   (subnet, *(str(c) for c in spec.access.monitoring_cidrs)),
                                   "exporter scrape from the cluster subnet and access.monitoring_cidrs"))
+    rules.append(FirewallRule("fw-health", primary.role, (("tcp", (str(HEALTH_ENDPOINT_PORT),)),),
+                              HEALTH_CHECK_SOURCES, "autohealing health checks from Google's probe ranges"))
     for vpc in layout[1:]:
         if vpc.firewall_allowed:
             rules.append(FirewallRule(f"fw-internal-{vpc.role}", vpc.role, ALL_TRAFFIC,

@@ -18,6 +18,7 @@ from .calls import CALLS
 
 PLACEHOLDER_SUFFIX = "-id"
 # Outputs the provider computes that the program reads back; answered with fixed placeholders.
+SELF_LINK_SUFFIX = "-self-link"  # GCP resources' computed `selfLink`, a placeholder like the ids
 COMPUTED_OUTPUTS = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
 }
@@ -83,6 +84,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         placeholder_id = f"{args.name}{PLACEHOLDER_SUFFIX}"
         state = {"name": args.name, **args.inputs, "arn": f"arn:mock:{args.typ}:{args.name}",
                  **COMPUTED_OUTPUTS.get(args.typ, {})}
+        if args.typ.startswith("gcp:"):
+            state.setdefault("selfLink", f"{args.name}{SELF_LINK_SUFFIX}")
         return placeholder_id, state
 
     def call(self, args: pulumi.runtime.MockCallArgs):

@@ -12,6 +12,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .node import NodeSoftware
 from .strict import StrictModel
 
@@ -48,6 +49,12 @@ class Market(StrictModel):
     """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
     capacity_block: bool = False
     """The reservation is an AWS Capacity Block for ML. Default: false."""
+    capacity_block_start: Optional[UtcTimestamp] = None
+    """Capacity Block start (UTC, e.g. "2026-12-10T11:30:00Z"): the fleet scales to `nodes` then. Required with `capacity_block`."""
+    capacity_block_end: Optional[UtcTimestamp] = None
+    """Capacity Block end (UTC): the fleet scales to 0 forty minutes before, ahead of AWS's own terminations 30 minutes before. Required with `capacity_block`."""
+    wait_for_capacity_timeout: CapacityWait = "0"
+    """AWS: how long `pulumi up` waits for the fleet's nodes ("0" = not at all, or e.g. "20m"). Default: "0", so scarce capacity never fails `pulumi up`; the group keeps trying to launch on its own."""
 
     @model_validator(mode="before")
     @classmethod
@@ -62,7 +69,9 @@ class Image(StrictModel):
     kind: ImageKind = "driver-ready"
     """"driver-ready" (AWS DLAMI, Azure HPC image, GCP Deep Learning VM) or stock Ubuntu. Default: "driver-ready"."""
     id: Optional[str] = None
-    """Pin an exact image (AMI id, image URN or self link) of the given `kind`. Default: the newest image of `kind`."""
+    """Pin an exact image (AMI id, image URN or self link) of the given `kind`. Default: the newest image of `kind`, resolved at deploy time and pinned (see `track`)."""
+    track: Literal["pinned", "latest"] = "pinned"
+    """"pinned": the image is resolved once per `pulumi up` and every node launched until the next one boots exactly that image. "latest": let the cloud resolve the newest image at each launch (replacements may differ from running nodes). Default: "pinned"."""
 
 
 class Access(StrictModel):
@@ -111,6 +120,8 @@ class ClusterSpec(StrictModel):
     """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
     placement_group: Optional[bool] = None
     """Cluster placement. Default: on for multi-node clusters and any cluster on an RDMA fabric, off inside a Capacity Block."""
+    placement_group_name: Optional[str] = Field(None, min_length=1, max_length=255)
+    """AWS: launch into this existing cluster placement group (e.g. the one an On-Demand Capacity Reservation lives in) instead of creating one. Default: none."""
     placement_max_distance: Optional[int] = Field(None, ge=1, le=3)
     """GCP compact placement: most network hops between nodes (1 = same rack ... 3 = same cluster). Default: the family's catalog default."""
     image: Image = Field(default_factory=Image)
@@ -121,3 +132,4 @@ class ClusterSpec(StrictModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """Added to every resource besides gpufleet's provenance tags. Default: none."""
     node: NodeSoftware = Field(default_factory=NodeSoftware)
+    rollout: Rollout = Field(default_factory=Rollout)

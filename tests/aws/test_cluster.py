@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import base64
+import json
 import gzip
 
 import pytest
 
+from gpufleet.plan.calls import CALLS
+from gpufleet.plan.mocks import PlanMocks, RecordingMonitor
 from gpufleet.plan.render import plan_json
+from gpufleet.plan.runner import run_program
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 TRAIN = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
@@ -87,10 +91,36 @@ def test_nodes_are_private_imdsv2_and_encrypted():
     assert "vpcSecurityGroupIds" not in template
 
 
-def test_default_image_is_the_deep_learning_ami_resolved_at_launch():
-    template = one(plan_of(TRAIN), "aws:ec2/launchTemplate:LaunchTemplate").inputs
-    assert template["imageId"] == ("resolve:ssm:/aws/service/deeplearning/ami/x86_64/"
-                                   "base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id")
+DLAMI_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+
+
+def test_default_image_is_the_deep_learning_ami_resolved_at_deploy_and_pinned():
+    asked = []
+
+    def parameter(args: dict) -> dict:
+        asked.append(args)
+        return {"name": args["name"], "value": "ami-0123456789abcdef0", "type": "String"}
+
+    monitor = RecordingMonitor(PlanMocks(calls={**CALLS, "aws:ssm/getParameter:getParameter": parameter}))
+    result = run_program("test", {"gpufleet:cluster": TRAIN}, monitor=monitor)
+    assert [(a["name"], a["region"]) for a in asked] == [(DLAMI_PARAMETER, "us-east-2")]
+    assert one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs["imageId"] == "ami-0123456789abcdef0"
+
+
+def test_image_track_latest_lets_ec2_resolve_the_parameter_at_each_launch():
+    template = one(plan_of({**TRAIN, "image": {"track": "latest"}}), "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["imageId"] == f"resolve:ssm:{DLAMI_PARAMETER}"
+
+
+def test_image_id_pins_an_exact_ami_without_a_lookup():
+    template = one(plan_of({**TRAIN, "image": {"id": "ami-0abcdef0123456789"}}),
+                   "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    assert template["imageId"] == "ami-0abcdef0123456789"
+
+
+def test_a_tracked_image_cannot_also_be_pinned():
+    message = refusal({**TRAIN, "image": {"id": "ami-0abcdef0123456789", "track": "latest"}})
+    assert "`image.track`" in message
 
 
 def test_instance_profile_allows_ssm_session_manager():
@@ -145,8 +175,12 @@ def test_single_efa_node_is_already_built_for_the_cluster_so_growing_touches_onl
     assert len(one_node.resources) == len(two_nodes.resources) and changed == ["gpufleet-nodes"]
 
 
+FUTURE_BLOCK = {"type": "on-demand", "capacity_reservation_id": "cr-0abc", "capacity_block": True,
+                "capacity_block_start": "2099-01-10T11:30:00Z", "capacity_block_end": "2099-01-12T11:30:00Z"}
+
+
 def test_capacity_block_skips_the_placement_group_and_targets_the_reservation():
-    spec = {**TRAIN, "market": {"type": "on-demand", "capacity_reservation_id": "cr-0abc", "capacity_block": True}}
+    spec = {**TRAIN, "market": FUTURE_BLOCK}
     result = plan_of(spec)
     assert of_type(result, "aws:ec2/placementGroup:PlacementGroup") == []
     template = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs
@@ -216,3 +250,87 @@ def test_auto_fabric_without_efa_falls_back_to_tcp_with_a_warning():
     result = plan_of({**DEV, "nodes": 2})
     assert result.outputs["fabric"] == "tcp"
     assert any("no RDMA fabric" in w for w in result.outputs["warnings"])
+
+
+def test_every_node_leaves_through_the_drain_hook_and_up_never_waits_on_scarce_capacity():
+    for spec in (TRAIN, DEV, {**TRAIN, "market": {"type": "mixed", "on_demand_base": 1}}):
+        group = one(plan_of(spec), "aws:autoscaling/group:Group").inputs
+        assert group["initialLifecycleHooks"] == [{
+            "name": "gpufleet-drain", "lifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING",
+            "defaultResult": "CONTINUE", "heartbeatTimeout": 300}]
+        assert group["waitForCapacityTimeout"] == "0"
+    assert one(plan_of(TRAIN), "aws:autoscaling/group:Group").inputs["capacityRebalance"] is True
+
+
+def test_the_node_role_may_finish_only_its_own_groups_drain_hook():
+    policies = [json.loads(r.inputs["policy"]) for r in of_type(plan_of(TRAIN), "aws:iam/rolePolicy:RolePolicy")]
+    statement = [s for p in policies for s in p["Statement"] if "autoscaling:CompleteLifecycleAction" in s["Action"]]
+    assert len(statement) == 1 and statement[0]["Resource"] == "*"
+    assert set(statement[0]["Condition"]["StringEquals"]) == {"autoscaling:ResourceTag/gpufleet-stack"}
+
+
+def test_capacity_wait_is_a_spec_field():
+    group = one(plan_of({**DEV, "market": {"wait_for_capacity_timeout": "20m"}}), "aws:autoscaling/group:Group")
+    assert group.inputs["waitForCapacityTimeout"] == "20m"
+    assert "wait_for_capacity_timeout" in refusal({**DEV, "market": {"wait_for_capacity_timeout": "soon"}})
+
+
+def test_a_future_capacity_block_starts_empty_and_is_sized_by_its_window():
+    result = plan_of({**TRAIN, "market": FUTURE_BLOCK})
+    group = one(result, "aws:autoscaling/group:Group").inputs
+    assert (group["minSize"], group["desiredCapacity"], group["maxSize"]) == (0, 0, 2)
+    assert group["waitForCapacityTimeout"] == "0"
+    actions = {r.inputs["scheduledActionName"]: r.inputs for r in of_type(result, "aws:autoscaling/schedule:Schedule")}
+    assert actions == {
+        "gpufleet-block-start": {"autoscalingGroupName": "gpufleet-nodes", "scheduledActionName": "gpufleet-block-start",
+                                 "startTime": "2099-01-10T11:30:00Z", "minSize": 2, "maxSize": 2, "desiredCapacity": 2},
+        "gpufleet-block-end": {"autoscalingGroupName": "gpufleet-nodes", "scheduledActionName": "gpufleet-block-end",
+                               "startTime": "2099-01-12T10:50:00Z", "minSize": 0, "maxSize": 2, "desiredCapacity": 0},
+    }
+
+
+def test_a_running_capacity_block_is_sized_now_and_still_emptied_before_its_end():
+    block = {**FUTURE_BLOCK, "capacity_block_start": "2020-01-01T00:00:00Z"}
+    result = plan_of({**TRAIN, "market": block})
+    group = one(result, "aws:autoscaling/group:Group").inputs
+    assert (group["minSize"], group["desiredCapacity"]) == (2, 2)
+    assert [r.inputs["scheduledActionName"] for r in of_type(result, "aws:autoscaling/schedule:Schedule")] == [
+        "gpufleet-block-end"]
+
+
+@pytest.mark.parametrize("market, extra, expected", [
+    ({**FUTURE_BLOCK, "capacity_block_end": "2020-01-02T00:00:00Z", "capacity_block_start": "2020-01-01T00:00:00Z"},
+     {}, "`market.capacity_block_end`: got '2020-01-02T00:00:00Z'; the block ends within 40 minutes or has ended"),
+    ({k: v for k, v in FUTURE_BLOCK.items() if k != "capacity_block_end"}, {},
+     "`market.capacity_block_end`: got nothing; required with `market.capacity_block: true`"),
+    ({**FUTURE_BLOCK, "capacity_block_end": "2099-01-09T00:00:00Z"}, {},
+     "`market.capacity_block_end`: got '2099-01-09T00:00:00Z'; must be after"),
+    (FUTURE_BLOCK, {"placement_group": True}, "`placement_group`: got True; a Capacity Block already co-locates"),
+    (FUTURE_BLOCK, {"accelerator": {"instance_type": "g6e.xlarge"}, "fabric": "auto"},
+     "`market.capacity_block`: got True; Capacity Blocks do not offer g6e.xlarge"),
+    ({"type": "on-demand", "capacity_reservation_id": "cr-0abc"}, {"placement_group": True},
+     "`placement_group`: got True; instances in an existing capacity reservation cannot launch into a placement group"),
+    ({"type": "on-demand", "capacity_block_start": "2099-01-10T11:30:00Z"}, {},
+     "`market.capacity_block_start`: got '2099-01-10T11:30:00Z'; only applies with `market.capacity_block: true`"),
+])
+def test_reservation_and_capacity_block_mistakes_are_refused(market, extra, expected):
+    assert expected in refusal({**TRAIN, "market": market, **extra})
+
+
+def test_an_odcr_gets_no_new_placement_group_but_may_reuse_the_reservations():
+    odcr = {"type": "on-demand", "capacity_reservation_id": "cr-0abc"}
+    result = plan_of({**TRAIN, "market": odcr})
+    assert of_type(result, "aws:ec2/placementGroup:PlacementGroup") == []
+    assert "placementGroup" not in one(result, "aws:autoscaling/group:Group").inputs
+    reused = plan_of({**TRAIN, "market": odcr, "placement_group_name": "odcr-pg"})
+    assert of_type(reused, "aws:ec2/placementGroup:PlacementGroup") == []
+    assert one(reused, "aws:autoscaling/group:Group").inputs["placementGroup"] == "odcr-pg"
+
+
+def test_rollout_is_off_by_default_and_an_instance_refresh_when_asked():
+    assert "instanceRefresh" not in one(plan_of(TRAIN), "aws:autoscaling/group:Group").inputs
+    group = one(plan_of({**TRAIN, "nodes": 4, "rollout": {"enabled": True, "max_unavailable": 1}}),
+                "aws:autoscaling/group:Group").inputs
+    assert group["instanceRefresh"]["strategy"] == "Rolling"
+    assert group["instanceRefresh"]["preferences"]["minHealthyPercentage"] == 75
+    assert group["instanceRefresh"]["preferences"]["skipMatching"] is True

@@ -298,3 +298,37 @@ def test_every_problem_is_reported_at_once():
     text = str(caught.value)
     assert "3 problem(s)" in text
     assert "`access.ssh_public_key`" in text and "`network.cidr`" in text and "`region`" in text
+
+
+def test_unhealthy_nodes_are_replaced_from_their_own_health_endpoint():
+    vmss = one(plan_of(TRAIN), VMSS).inputs
+    [extension] = vmss["virtualMachineProfile"]["extensionProfile"]["extensions"]
+    assert (extension["publisher"], extension["type"], extension["typeHandlerVersion"]) == (
+        "Microsoft.ManagedServices", "ApplicationHealthLinux", "2.0")
+    assert extension["settings"] == {"protocol": "http", "port": 9408, "requestPath": "/health",
+                                     "intervalInSeconds": 30, "numberOfProbes": 4}
+    assert vmss["automaticRepairsPolicy"] == {"enabled": True, "gracePeriod": "PT60M", "repairAction": "Replace"}
+
+
+def test_spot_scale_sets_restore_evicted_nodes_and_on_demand_ones_need_not():
+    assert one(plan_of(TRAIN), VMSS).inputs["spotRestorePolicy"] == {"enabled": True, "restoreTimeout": "PT1H"}
+    assert "spotRestorePolicy" not in one(plan_of(DEV), VMSS).inputs
+    sets = {r.name: r.inputs for r in of_type(plan_of(MIXED), VMSS)}
+    assert "spotRestorePolicy" in sets["gpufleet-spot-nodes"] and "spotRestorePolicy" not in sets["gpufleet-nodes"]
+
+
+def test_terminate_notices_are_enabled_only_where_the_watcher_acknowledges_them():
+    assert profile(plan_of(TRAIN))["scheduledEventsProfile"] == {
+        "terminateNotificationProfile": {"enable": True, "notBeforeTimeout": "PT5M"}}
+    assert "scheduledEventsProfile" not in profile(plan_of(DEV))
+
+
+def test_rollout_makes_the_upgrade_policy_rolling_in_batches():
+    vmss = one(plan_of({**TRAIN, "nodes": 4, "rollout": {"enabled": True, "max_unavailable": 1}}), VMSS).inputs
+    assert vmss["upgradePolicy"]["mode"] == "Rolling"
+    assert vmss["upgradePolicy"]["rollingUpgradePolicy"]["maxBatchInstancePercent"] == 25
+
+
+def test_a_floating_marketplace_image_is_named_in_a_warning_until_pinned():
+    assert any("image is `latest`" in w for w in plan_of(TRAIN).outputs["warnings"])
+    assert not any("image is `latest`" in w for w in plan_of(FULL).outputs["warnings"])

@@ -110,7 +110,9 @@ def test_no_node_gets_an_external_ip_and_egress_goes_through_nat():
 def test_firewall_opens_ssh_to_iap_only_and_exporters_to_the_subnet_and_monitoring_cidrs():
     assert by_name(plan_of(DEV), FIREWALL)["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20"]
     rules = by_name(plan_of(DEV_OPEN), FIREWALL)
-    assert set(rules) == {"gpufleet-fw-ssh", "gpufleet-fw-internal", "gpufleet-fw-exporters"}
+    assert set(rules) == {"gpufleet-fw-ssh", "gpufleet-fw-internal", "gpufleet-fw-exporters", "gpufleet-fw-health"}
+    assert rules["gpufleet-fw-health"]["sourceRanges"] == ["35.191.0.0/16", "130.211.0.0/22"]
+    assert rules["gpufleet-fw-health"]["allows"] == [{"ports": ["9408"], "protocol": "tcp"}]
     assert rules["gpufleet-fw-ssh"]["sourceRanges"] == ["35.235.240.0/20", "198.51.100.0/24"]
     assert rules["gpufleet-fw-ssh"]["allows"] == [{"ports": ["22"], "protocol": "tcp"}]
     assert rules["gpufleet-fw-exporters"]["sourceRanges"] == ["10.0.0.0/16", "10.9.0.0/24"]
@@ -121,13 +123,39 @@ def test_firewall_opens_ssh_to_iap_only_and_exporters_to_the_subnet_and_monitori
 
 
 def test_compact_placement_policy_is_attached_to_the_template():
-    result = plan_of(TRAIN)
+    result = plan_of(A2)
     policy = one(result, POLICY).inputs
     assert policy["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "maxDistance": 2}
     assert policy["region"] == "us-central1"
     template = one(result, TEMPLATE).inputs
     assert template["resourcePolicies"] == "projects/example-project/regions/us-central1/resourcePolicies/gpufleet-pg"
+    assert "resourcePolicies" not in one(result, GROUP).inputs
     assert result.outputs["placement_policy"] == "gpufleet-pg"
+
+
+@pytest.mark.parametrize("spec", [TRAIN, A3_HIGH, A3_ULTRA, A4])
+def test_a3_and_a4_groups_take_a_workload_policy_instead_of_compact_placement(spec):
+    result = plan_of(spec)
+    policy = one(result, POLICY)
+    assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "maxTopologyDistance": "BLOCK"}
+    assert "groupPlacementPolicy" not in policy.inputs
+    assert "resourcePolicies" not in one(result, TEMPLATE).inputs
+    assert one(result, GROUP).inputs["resourcePolicies"] == {"workloadPolicy": "gpufleet-pg-self-link"}
+
+
+def test_every_group_repairs_from_the_nodes_health_endpoint_onto_the_current_template():
+    result = plan_of(TRAIN)
+    check = one(result, "gcp:compute/healthCheck:HealthCheck").inputs
+    assert check["httpHealthCheck"] == {"port": 9408, "requestPath": "/health"}
+    group = one(result, GROUP).inputs
+    assert group["autoHealingPolicies"] == {"healthCheck": "gpufleet-health-id", "initialDelaySec": 1800}
+    assert group["instanceLifecyclePolicy"] == {"forceUpdateOnRepair": "YES", "defaultActionOnFailure": "REPAIR"}
+
+
+def test_rollout_makes_updates_proactive_without_surge():
+    group = one(plan_of({**TRAIN, "nodes": 4, "rollout": {"enabled": True, "max_unavailable": 2}}), GROUP).inputs
+    assert group["updatePolicy"]["type"] == "PROACTIVE"
+    assert (group["updatePolicy"]["maxUnavailableFixed"], group["updatePolicy"]["maxSurgeFixed"]) == (2, 0)
 
 
 def test_single_node_and_opt_out_declare_no_placement_policy():
@@ -152,7 +180,8 @@ def test_template_boots_a_shielded_driver_ready_ubuntu_with_os_login_and_user_da
     template = one(plan_of(TRAIN), TEMPLATE).inputs
     assert template["machineType"] == "a3-megagpu-8g"
     [disk] = template["disks"]
-    assert disk["sourceImage"].startswith("projects/ubuntu-os-accelerator-images/global/images/family/")
+    assert disk["sourceImage"] == ("https://www.googleapis.com/compute/v1/projects/ubuntu-os-accelerator-images/"
+                                   "global/images/ubuntu-accelerator-2404-amd64-with-nvidia-580-pinned-at-deploy")
     assert disk["boot"] is True and disk["autoDelete"] is True and disk["diskSizeGb"] == 200
     assert "diskEncryptionKey" not in disk  # Google-managed encryption at rest
     assert template["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True,
@@ -311,3 +340,9 @@ def test_refuses_node_options_that_make_the_user_data_too_large_in_one_message()
     message = refusal({**DEV, "node": {"nccl": {"env": {"NCCL_BIG": "x" * 270000}}}})
     assert message.count("problem(s)") == 1, message  # the node software's own SpecError, not wrapped in another
     assert re.search(r"`node`: got '\d+ raw bytes of gcp user data'; gcp allows at most 262144", message)
+
+
+def test_image_track_latest_leaves_the_family_in_the_template():
+    [disk] = one(plan_of({**TRAIN, "image": {"track": "latest"}}), TEMPLATE).inputs["disks"]
+    assert disk["sourceImage"] == ("projects/ubuntu-os-accelerator-images/global/images/family/"
+                                   "ubuntu-accelerator-2404-amd64-with-nvidia-580")

@@ -17,6 +17,10 @@ def test_a3_refuses_max_distance_1():
 def test_chosen_distance_reaches_the_policy():
     result = plan_spec({**A3_MEGA, "placement_max_distance": 3})
     policy = next(r for r in result.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy")
+    assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "maxTopologyDistance": "CLUSTER"}
+    compact = plan_spec({**A3_MEGA, "accelerator": {"instance_type": "a2-highgpu-8g"}, "fabric": "auto",
+                         "placement_max_distance": 3})
+    policy = next(r for r in compact.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy.inputs["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "maxDistance": 3}
 
 
@@ -32,4 +36,4 @@ def test_distance_without_compact_placement_is_refused_not_dropped(change):
 def test_single_a3_node_keeps_its_distance():
     result = plan_spec({**A3_MEGA, "nodes": 1, "placement_max_distance": 3})
     policy = next(r for r in result.resources if r.type == "gcp:compute/resourcePolicy:ResourcePolicy")
-    assert policy.inputs["groupPlacementPolicy"]["maxDistance"] == 3
+    assert policy.inputs["workloadPolicy"]["maxTopologyDistance"] == "CLUSTER"

@@ -18,6 +18,16 @@ def _client_config(args: dict) -> dict:
             "zone": zone, "accessToken": "", "defaultLabels": {}}
 
 
+def _image(args: dict) -> dict:
+    """The newest image of a family: a stable stand-in named after the family, as a self link."""
+    project, family = args.get("project", ""), args.get("family", "")
+    name = f"{family}-pinned-at-deploy"
+    return {"id": f"projects/{project}/global/images/{name}", "name": name, "family": family, "project": project,
+            "selfLink": f"https://www.googleapis.com/compute/v1/projects/{project}/global/images/{name}",
+            "status": "READY", "labels": {}}
+
+
 CALLS = {
     "gcp:organizations/getClientConfig:getClientConfig": _client_config,
+    "gcp:compute/getImage:getImage": _image,
 }
