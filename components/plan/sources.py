@@ -27,11 +27,9 @@ import sys
 root = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 sys.path.insert(1, root)
-if sys.argv[4] == "gpufleet":
-    from gpufleet.plan.cli import main
-else:
-    from components.plan.cli import main
-sys.exit(main(["plan", sys.argv[3], "--json"]))
+import importlib
+cli = importlib.import_module(sys.argv[4] + ".plan.cli")
+sys.exit(cli.main(["plan", sys.argv[3], "--json"]))
 """
 
 
