@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 BAD_INPUT = 2
+COMMENT_LIMIT = 65_000  # GitHub refuses comments over 65,536 characters
 
 
 def add_commands(subparsers) -> None:
@@ -23,6 +24,8 @@ def add_commands(subparsers) -> None:
     view.add_argument("--markdown", action="store_true", help="a PR comment (summary table, details folded)")
     view.add_argument("--json", action="store_true", help="one JSON document")
     diff.add_argument("--title", default="", help="the markdown heading (default: the two stacks)")
+    diff.add_argument("--max-chars", type=int, default=COMMENT_LIMIT, metavar="N",
+                      help=f"longest markdown to print (default {COMMENT_LIMIT}, under GitHub's comment limit)")
     diff.set_defaults(handler=run_diff)
     policy = subparsers.add_parser("policy", help="check a plan against the policy pack's rules, offline")
     policy.add_argument("plan", type=Path, help="a `gpufleet plan --json` file")
@@ -44,7 +47,7 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(diff_json(result))
     elif args.markdown:
-        print(diff_markdown(result, args.title))
+        print(diff_markdown(result, args.title, max(2_000, args.max_chars)))
     else:
         print(diff_text(result))
     return 1 if result.has_changes else 0

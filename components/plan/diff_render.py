@@ -8,7 +8,7 @@ from typing import Any
 
 from .diff import USER_DATA_NOTE, PlanDiff
 
-COMMENT_LIMIT = 65_000
+COMMENT_LIMIT = 65_000  # GitHub refuses comments over 65,536 characters
 USER_DATA_LIMIT = 12_000
 VALUE_LIMIT = 120
 
@@ -45,7 +45,8 @@ def summary_rows(diff: PlanDiff) -> list[tuple[str, str]]:
     return rows
 
 
-def diff_markdown(diff: PlanDiff, title: str = "") -> str:
+def diff_markdown(diff: PlanDiff, title: str = "", limit: int = COMMENT_LIMIT) -> str:
+    """The PR comment: a summary table first, details folded; never longer than `limit` characters."""
     title = title or f"gpufleet diff `{diff.base_stack}` → `{diff.head_stack}`"
     lines = [f"### {title}", ""]
     if not diff.has_changes:
@@ -65,10 +66,10 @@ def diff_markdown(diff: PlanDiff, title: str = "") -> str:
         lines += [f"**Node user data changes** on {', '.join(f'`{n}`' for n in diff.user_data)}. {USER_DATA_NOTE}", ""]
     sections = [_resources_section(diff), _outputs_section(diff), _warnings_section(diff), _policy_section(diff)]
     body = "\n".join(lines + [s for s in sections if s])
-    user_data = _user_data_section(diff, COMMENT_LIMIT - len(body) - 200)
+    user_data = _user_data_section(diff, limit - len(body) - 200)
     text = body + ("\n" + user_data if user_data else "")
-    if len(text) > COMMENT_LIMIT:
-        text = text[:COMMENT_LIMIT - 120] + "\n\n(truncated to fit a PR comment; run `gpufleet diff` locally)\n"
+    if len(text) > limit:
+        text = text[:limit - 120] + "\n\n(truncated to fit a PR comment; run `gpufleet diff` locally)\n"
     return text
 
 
