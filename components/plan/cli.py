@@ -19,6 +19,7 @@ from rich.console import Console
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
 from ..spec.errors import SpecError
+from .diff_cli import add_commands as add_review_commands
 from .render import plan_json, print_plan
 from .runner import run_program
 from .stackfile import apply_overrides, read_stack_config
@@ -38,6 +39,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     plan.add_argument("--out", type=Path, help="also write each node group's decoded user data into this folder")
     plan.set_defaults(handler=run_plan)
     add_catalog_commands(commands)
+    add_review_commands(commands)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
