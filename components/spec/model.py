@@ -12,7 +12,10 @@ from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from .existing_network import ExistingNetwork
 from .node import NodeSoftware
+from .permissions import NodePermissions
+from .storage import Storage
 from .strict import StrictModel
 
 Cloud = Literal["aws", "azure", "gcp"]
@@ -65,7 +68,7 @@ class Image(StrictModel):
     """Pin an exact image (AMI id, image URN or self link) of the given `kind`. Default: the newest image of `kind`."""
 
 
-class Access(StrictModel):
+class Access(NodePermissions):
     """Who may reach the nodes. Everything is closed unless listed here."""
 
     ssh_public_key: Optional[str] = None
@@ -85,7 +88,7 @@ class Access(StrictModel):
         return key
 
 
-class Network(StrictModel):
+class Network(ExistingNetwork):
     """Private networking for the nodes."""
 
     cidr: IPv4Network = IPv4Network(DEFAULT_VPC_CIDR)
@@ -121,3 +124,4 @@ class ClusterSpec(StrictModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """Added to every resource besides gpufleet's provenance tags. Default: none."""
     node: NodeSoftware = Field(default_factory=NodeSoftware)
+    storage: Storage = Field(default_factory=Storage)
