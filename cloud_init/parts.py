@@ -50,6 +50,8 @@ MIG = (LIB + "boot.d/30-mig",)
 DCGM = (LIB + "install.d/70-dcgm",)
 DCGM_EXPORTER = (SYSTEMD_DIR + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exporter", "etc/gpufleet/dcgm-counters.csv")
 NODE_EXPORTER = (LIB + "install.d/71-node-exporter", SYSTEMD_DIR + "gpufleet-node-exporter.service")
+LOCAL_NVME = (LIB + "boot.d/05-local-nvme",)
+SHARED_STORAGE = (LIB + "boot.d/06-shared-storage",)
 SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service")
 
 
@@ -78,6 +80,8 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.dcgm_exporter, DCGM_EXPORTER),
         (config.node_exporter, NODE_EXPORTER),
         (config.spot_watcher, SPOT_WATCHER),
+        (config.local_nvme is not None, LOCAL_NVME),
+        (config.shared_storage is not None, SHARED_STORAGE),
     )
     for wanted, group in optional:
         if wanted:

@@ -77,7 +77,8 @@ CASES = {
     "aws-p5-stock-everything": lambda: _aws("p5.48xlarge", market="spot", image={"kind": "ubuntu-24.04"}, node={
         "mps": {"enabled": True, "active_thread_percentage": 50}, "health": {"dcgm_diag": True, "nccl_allreduce": True},
         "isolation": {"cpu_quota_percent": 9000, "allowed_cpus": "0-95"}, "nccl": {"debug": "INFO", "env": {
-            "NCCL_IB_HCA": "rdmap", "NCCL_NVLS_ENABLE": "0"}}, "spot": {"drain_command": "pkill -USR1 -f 'train.py'"}}),
+            "NCCL_IB_HCA": "rdmap", "NCCL_NVLS_ENABLE": "0"}}, "spot": {"drain_command": "pkill -USR1 -f 'train.py'"}},
+        storage={"shared": {"kind": "lustre"}, "local_nvme": {"enabled": True, "container_data_root": True}}),
     "aws-p4d-mig": lambda: _aws("p4d.24xlarge", image={"kind": "ubuntu-22.04"},
                                 node={"mig": {"profiles": ["3g.20gb", "3g.20gb"]}}),
     "aws-p6-b200": lambda: _aws("p6-b200.48xlarge", market="spot"),
