@@ -20,6 +20,13 @@ PLACEHOLDER_SUFFIX = "-id"
 # Outputs the provider computes that the program reads back; answered with fixed placeholders.
 COMPUTED_OUTPUTS = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
+    # Shared filesystems' addresses (storage.shared), which the nodes' user data carries.
+    "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "fs-placeholder.fsx.example.amazonaws.com",
+                                                  "mountName": "placeholder"},
+    "aws:efs/mountTarget:MountTarget": {"dnsName": "fs-placeholder.efs.example.amazonaws.com"},
+    "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "10.0.128.4"}},
+    "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
+    "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
 }
 
 
