@@ -26,6 +26,7 @@ COMPUTED_OUTPUTS = {
     "aws:efs/mountTarget:MountTarget": {"dnsName": "fs-placeholder.efs.example.amazonaws.com"},
     "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "10.0.128.4"}},
     "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
+    "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
 }
 
