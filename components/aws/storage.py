@@ -3,7 +3,8 @@ the nodes' security group.
 
 - Lustre: FSx for Lustre PERSISTENT_2 SSD with the spec's per-unit throughput, LZ4 compression, in the node subnet.
   Its own security group admits TCP 988 and 1018-1023 from the nodes and from itself (the file servers talk to each
-  other; AWS FSx "File system access control with Amazon VPC"), and nothing else. An optional S3 data repository
+  other; AWS FSx "File system access control with Amazon VPC"), and nothing else; the nodes' group admits the same
+  ports from the filesystem's group only (the servers call clients back). An optional S3 data repository
   association links `data_repository` at /data, importing and exporting new, changed and deleted objects.
 - NFS: an encrypted EFS filesystem (elastic throughput) with one mount target in the node subnet; its security
   group admits TCP 2049 from the nodes only.
@@ -62,6 +63,11 @@ def build_shared_storage(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str]
                 referenced_security_group_id=source, description=f"{shared.kind} from the {who}", tags=tag(role),
                 opts=opts)
         if lustre:
+            role = f"sg-lustre-{low}"  # the file servers call clients back on the same ports (AWS FSx access control)
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-{role}", security_group_id=node_group_id, ip_protocol="tcp", from_port=low, to_port=high,
+                referenced_security_group_id=group.id, description="Lustre from the shared filesystem",
+                tags=tag(role), opts=opts)
             role = f"fs-sg-out-{low}"
             aws.vpc.SecurityGroupEgressRule(
                 f"{name}-{role}", security_group_id=group.id, ip_protocol="tcp", from_port=low, to_port=high,

@@ -25,6 +25,8 @@ COMPUTED_OUTPUTS = {
                                                   "mountName": "placeholder"},
     "aws:efs/mountTarget:MountTarget": {"dnsName": "fs-placeholder.efs.example.amazonaws.com"},
     "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "10.0.128.4"}},
+    "azure-native:compute:VirtualMachineScaleSet": {"identity": {"type": "SystemAssigned",
+                                                                 "principalId": "11111111-1111-1111-1111-111111111111"}},
     "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
     "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},

@@ -58,3 +58,17 @@ class NodePermissions(StrictModel):
             if not re.match(r"^arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/[\w+=,.@/-]+$", arn):
                 raise ValueError(f"{arn!r} is not an IAM policy ARN like arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess")
         return arns
+
+
+# Azure built-in roles gpufleet accepts by name (lowercase) -> role definition GUID (Azure built-in roles page).
+AZURE_BUILTIN_ROLES = {
+    "acrpull": "7f951dda-4ed3-4680-a7ca-43fe172d538d",
+    "reader": "acdd72a7-3385-48ef-bd42-f606fba81ae7",
+    "storage blob data reader": "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1",
+    "storage blob data contributor": "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
+    "key vault secrets user": "4633458b-17de-408a-b874-0445c86b69e6",
+    "monitoring metrics publisher": "3913510d-42f4-4e42-8a64-420c390055eb",
+    "owner": "8e3af657-a8ff-443c-a75c-2fe8c4bcb635",
+    "contributor": "b24988ac-6180-42a0-ab88-20f7382dd24c",
+    "user access administrator": "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9",
+}

@@ -11,6 +11,12 @@ from gpufleet.storage_catalog import storage_service
 
 from .errors import Problem
 from .model import ClusterSpec
+from .permissions import AZURE_BUILTIN_ROLES
+
+GUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+AZURE_ROLE_NAMES = ("AcrPull", "Reader", "Storage Blob Data Reader", "Storage Blob Data Contributor",
+                    "Key Vault Secrets User", "Monitoring Metrics Publisher", "Owner", "Contributor",
+                    "User Access Administrator")
 
 ADMIN_AWS = re.compile(r":policy/(AdministratorAccess|PowerUserAccess|IAMFullAccess)$")
 ADMIN_AZURE = {"owner", "contributor", "user access administrator", "role based access control administrator",
@@ -69,6 +75,10 @@ def shared_storage_fits_service(spec: ClusterSpec) -> list[Problem]:
                                 "(cloud: aws, kind: lustre, no existing_id)"))
     if shared.existing_id:
         problems += _existing_id_problems(spec, shared.kind, shared.existing_id)
+    elif spec.cloud == "azure" and spec.network.existing_subnet_id:
+        problems.append(Problem("storage.shared.existing_id", None, "with network.existing_subnet_id gpufleet cannot "
+                                "place a new filesystem subnet in your VNet: create the filesystem there and give its "
+                                "resource id as existing_id, or use network.existing_resource_group"))
     return problems
 
 
@@ -130,6 +140,12 @@ def permissions_fit_cloud(spec: ClusterSpec) -> list[Problem]:
                                     f"only for cloud: {cloud}; on {spec.cloud} use access."
                                     f"{next(f for f, c in CLOUD_OF_FIELD.items() if c == spec.cloud)}"))
     if spec.cloud == "azure":
+        for index, grant in enumerate(spec.access.role_assignments):
+            if not (grant.role.lower() in AZURE_BUILTIN_ROLES or GUID.match(grant.role)
+                    or grant.role.lower().startswith("/subscriptions/")):
+                problems.append(Problem(f"access.role_assignments[{index}].role", grant.role, "a role definition "
+                                        "GUID or id, or one of the built-in roles gpufleet knows by name: "
+                                        + ", ".join(sorted(AZURE_ROLE_NAMES))))
         for index, name in enumerate(spec.access.buckets_read):
             if not re.match(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Storage/"
                             r"storageAccounts/[a-z0-9]{3,24}(/blobServices/default/containers/[a-z0-9-]{3,63})?$",
