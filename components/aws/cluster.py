@@ -2,7 +2,8 @@
 
 The component validates the spec against the catalog before it registers itself, so bad input declares
 nothing. Children are named f"{name}-{role}" (roles: provider, vpc, igw, subnet, nat-subnet, nat-ip, nat, routes,
-nat-routes, sg, sg-*, pg, role, role-ssm, role-health, profile, key, lt, nodes) and parented to the component.
+nat-routes, sg, sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, profile, key, fs-sg, fs-sg-*,
+fsx, fsx-s3, efs, efs-mount, lt, nodes) and parented to the component.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
 declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
-spot-nodes) and parented to the component; every resource sets `location` to the spec's region.
+spot-nodes, role-*, fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link,
+files-dns-group) and parented to the component; every resource sets `location` to the spec's region.
 """
 
 from __future__ import annotations

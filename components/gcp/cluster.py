@@ -4,7 +4,8 @@ The component validates the spec (catalog selection, GCP rules, firewall plan, u
 registers itself, so bad input declares nothing. Children are parented to the component and named
 f"{name}-{role}", roles from a fixed list: net, subnet, net-1, subnet-1, gpu-net-{i}, gpu-subnet-{i}, rdma-net,
 rdma-subnet-{i}, router, nat, fw-ssh, fw-internal, fw-exporters, fw-internal-<vpc role>, sa, sa-logging,
-sa-monitoring, health-role, sa-health, pg, template, nodes.
+sa-monitoring, health-role, sa-health, sa-role-*, sa-bucket-*, lustre-range, lustre-peering, fw-lustre, lustre,
+filestore, pg, template, nodes.
 The project comes from the provider configuration (`gcp:project`) through the `getClientConfig` invoke.
 """
 
