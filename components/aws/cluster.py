@@ -60,7 +60,8 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
     placement = build_placement_group(name, selection, tag, child)
     profile = build_instance_profile(name, pulumi.get_stack(), tag, child)
     extra_policies = grant_node_permissions(name, spec, profile.role, child)
-    shared = build_shared_storage(name, spec, network.vpc_id, network.subnet_id, group.id, tag, child)
+    shared = build_shared_storage(name, spec, network.vpc_id, network.subnet_id, group.id, network.vpc_cidr,
+                                  tag, child)
     user_data = user_data_with_source(user_data, shared.source if shared else None,
                                       lambda text: cloud_init.encode_user_data(text, "aws"))
     key_name = _key_pair(name, spec, tag, child)

@@ -10,7 +10,8 @@ the nodes' security group.
   group admits TCP 2049 from the nodes only.
 - `existing_id`: nothing is created. The address is looked up (FSx through Cloud Control, EFS through
   DescribeFileSystems) and, for FSx, its subnet's AZ is checked against `zone` at deploy time. The existing
-  filesystem's own security group must admit the node security group (it is not changed).
+  filesystem's own security group must admit the node security group (it is not changed); the nodes admit the
+  Lustre ports from the VPC range, since the existing filesystem's group is not known.
 The nodes' security group already allows all egress, so no node rule is added.
 """
 
@@ -43,12 +44,14 @@ class SharedFilesystem:
 
 
 def build_shared_storage(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], subnet_id: pulumi.Input[str],
-                         node_group_id: pulumi.Input[str], tag: Tagger,
+                         node_group_id: pulumi.Input[str], vpc_cidr: pulumi.Input[str], tag: Tagger,
                          opts: pulumi.ResourceOptions) -> SharedFilesystem | None:
     shared = spec.storage.shared
     if shared is None:
         return None
     if shared.existing_id:
+        if shared.kind == "lustre":
+            _lustre_callbacks_from(name, node_group_id, {"cidr_ipv4": vpc_cidr}, "the VPC (existing FSx)", tag, opts)
         return _existing(shared.kind, shared.existing_id, spec.zone or "", opts)
     lustre = shared.kind == "lustre"
     group = aws.ec2.SecurityGroup(f"{name}-fs-sg", vpc_id=vpc_id, tags=tag("fs-sg"), opts=opts, description=(
@@ -63,19 +66,26 @@ def build_shared_storage(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str]
                 referenced_security_group_id=source, description=f"{shared.kind} from the {who}", tags=tag(role),
                 opts=opts)
         if lustre:
-            role = f"sg-lustre-{low}"  # the file servers call clients back on the same ports (AWS FSx access control)
-            aws.vpc.SecurityGroupIngressRule(
-                f"{name}-{role}", security_group_id=node_group_id, ip_protocol="tcp", from_port=low, to_port=high,
-                referenced_security_group_id=group.id, description="Lustre from the shared filesystem",
-                tags=tag(role), opts=opts)
             role = f"fs-sg-out-{low}"
             aws.vpc.SecurityGroupEgressRule(
                 f"{name}-{role}", security_group_id=group.id, ip_protocol="tcp", from_port=low, to_port=high,
                 referenced_security_group_id=group.id, description="Lustre between the file servers",
                 tags=tag(role), opts=opts)
     if lustre:
+        _lustre_callbacks_from(name, node_group_id, {"referenced_security_group_id": group.id}, "the filesystem", tag,
+                               opts)
         return _fsx(name, spec, subnet_id, group, tag, opts)
     return _efs(name, subnet_id, group, tag, opts)
+
+
+def _lustre_callbacks_from(name: str, node_group_id: pulumi.Input[str], source: dict, what: str, tag: Tagger,
+                           opts: pulumi.ResourceOptions) -> None:
+    """The file servers call clients back on the Lustre ports (AWS FSx access control): admit them on the nodes."""
+    for low, high in LUSTRE_PORTS:
+        role = f"sg-lustre-{low}"
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-{role}", security_group_id=node_group_id, ip_protocol="tcp", from_port=low, to_port=high,
+            description=f"Lustre from {what}", tags=tag(role), opts=opts, **source)
 
 
 def _fsx(name: str, spec: ClusterSpec, subnet_id: pulumi.Input[str], group: aws.ec2.SecurityGroup, tag: Tagger,

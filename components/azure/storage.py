@@ -59,13 +59,15 @@ def creates_filesystem(spec: ClusterSpec) -> bool:
 
 
 def node_storage_rules(spec: ClusterSpec, asg_id: pulumi.Input[str], priority: int) -> list[dict]:
-    """Node NSG rules for a created Lustre filesystem: 988 and 1019-1023 from the filesystem subnet only."""
-    if not creates_filesystem(spec) or spec.storage.shared.kind != "lustre":
+    """Node NSG rules for Lustre: 988 and 1019-1023 from the filesystem subnet gpufleet creates, or from the VNet
+    (where an existing filesystem's subnet is not known) for `existing_id`."""
+    shared = spec.storage.shared
+    if shared is None or shared.kind != "lustre":
         return []
+    source = "VirtualNetwork" if shared.existing_id else str(storage_subnet_cidr(spec.network.cidr))
     return [{"name": "allow-lustre-from-filesystem", "priority": priority, "direction": "Inbound", "access": "Allow",
              "protocol": "Tcp", "source_port_range": "*", "destination_port_ranges": LUSTRE_PORTS,
-             "source_address_prefix": str(storage_subnet_cidr(spec.network.cidr)),
-             "destination_application_security_groups": [{"id": asg_id}]}]
+             "source_address_prefix": source, "destination_application_security_groups": [{"id": asg_id}]}]
 
 
 def filesystem_nsg_rules(spec: ClusterSpec, node_subnet: str) -> list[network.SecurityRuleArgs]:

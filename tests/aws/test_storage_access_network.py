@@ -3,10 +3,12 @@ inputs the engine would receive."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import json
 
+import pulumi
 import pytest
 
 from gpufleet.plan.calls import CALLS
@@ -19,6 +21,21 @@ DEV = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1, "a
 LUSTRE = {**DEV, "storage": {"shared": {"kind": "lustre", "capacity_gib": 4800, "throughput": 500,
                                         "data_repository": "s3://training-data/imagenet/"}}}
 NFS = {**DEV, "storage": {"shared": {"kind": "nfs", "mount_path": "/home/shared"}}}
+
+
+def deploy_failure(spec: dict, calls: dict) -> str:
+    """The error a deploy-time check raises; the failed run's pending tasks are cancelled so no later plan in this
+    process sees them."""
+    try:
+        with pytest.raises(pulumi.RunError) as caught:
+            run_program("test", {"gpufleet:cluster": spec}, monitor=RecordingMonitor(PlanMocks(calls)))
+    finally:
+        loop = asyncio.get_event_loop()
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    return str(caught.value)
 
 
 def user_data(result) -> str:
@@ -97,8 +114,15 @@ def test_existing_fsx_in_another_az_fails_at_deploy_time():
         "id": args["id"], "vpcId": "vpc-1", "cidrBlock": "10.0.0.0/20", "availabilityZone": "us-east-1a",
         "availabilityZoneId": "use1-az1"}}
     spec = {**DEV, "storage": {"shared": {"kind": "lustre", "existing_id": "fs-0123456789abcdef0"}}}
-    with pytest.raises(Exception, match="is in us-east-1a \\(use1-az1\\) but the nodes are in zone use1-az4"):
-        run_program("test", {"gpufleet:cluster": spec}, monitor=RecordingMonitor(PlanMocks(calls)))
+    assert "is in us-east-1a (use1-az1) but the nodes are in zone use1-az4" in deploy_failure(spec, calls)
+
+
+def test_existing_fsx_creates_nothing_and_admits_lustre_from_the_vpc_only():
+    result = cached_plan({**DEV, "storage": {"shared": {"kind": "lustre", "existing_id": "fs-0123456789abcdef0"}}})
+    assert not [r for r in result.resources if r.type.startswith("aws:fsx")]
+    added = set(ingress(result, "gpufleet-sg")) - set(ingress(cached_plan(DEV), "gpufleet-sg"))
+    assert added == {("tcp", 988, 988, "10.0.0.0/16"), ("tcp", 1018, 1023, "10.0.0.0/16")}
+    assert "fs-0123456789abcdef0.fsx.placeholder.amazonaws.com@tcp:/placeholder" in user_data(result)
 
 
 def test_node_permissions_are_attached_and_exported():
@@ -142,8 +166,8 @@ def test_existing_subnet_in_another_az_fails_at_deploy_time_with_a_message():
         "id": args["id"], "vpcId": "vpc-1", "cidrBlock": "10.0.0.0/20", "availabilityZone": "us-east-1b",
         "availabilityZoneId": "use1-az2"}}
     spec = {**DEV, "network": {"existing_subnet_id": "subnet-0123456789abcdef0"}}
-    with pytest.raises(Exception, match="subnet subnet-0123456789abcdef0 is in us-east-1b \\(use1-az2\\) but `zone` is use1-az4"):
-        run_program("test", {"gpufleet:cluster": spec}, monitor=RecordingMonitor(PlanMocks(calls)))
+    assert "subnet subnet-0123456789abcdef0 is in us-east-1b (use1-az2) but `zone` is use1-az4" in deploy_failure(
+        spec, calls)
 
 
 def test_existing_subnet_creates_no_network():
