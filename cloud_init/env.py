@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from .config import DCGM_EXPORTER_IMAGE, BootConfig
+from .storage import storage_env_items
 
 NCCL_DIR = Path(__file__).parent / "nccl"
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -89,6 +90,7 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         ("GPUFLEET_DRAIN_ON_REBALANCE", _flag(config.drain_on_rebalance)),
         ("GPUFLEET_METADATA_URL", METADATA_URLS[config.cloud]),
         ("GPUFLEET_UNITS", " ".join(units)),
+        *storage_env_items(config.shared_storage, config.local_nvme),
     ]
 
 

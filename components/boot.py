@@ -12,6 +12,7 @@ from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, 
 
 from .spec.errors import Problem, SpecError
 from .spec.node_rules import min_driver_branch
+from .storage_boot import storage_boot_fields
 
 if TYPE_CHECKING:
     from .catalog.selector import Selection
@@ -88,6 +89,7 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         spot_watcher=watcher_runs(spec),
         drain_command=node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
+        **storage_boot_fields(spec),
     )
 
 

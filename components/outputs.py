@@ -10,6 +10,7 @@ from .catalog.cost import cluster_cost, cost_table
 from .catalog.selector import Selection
 from .monitoring.scrape import enabled_jobs
 from .spec import ClusterSpec
+from .storage_cost import shared_filesystem_output
 
 
 def common_outputs(selection: Selection) -> dict[str, Any]:
@@ -30,6 +31,7 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
         "estimated_usd_per_hour": cost.usd_per_hour,
         "estimated_usd_per_month": cost.usd_per_month,
         "cost": cost_table(selection),
+        "shared_filesystem": shared_filesystem_output(spec),
         "warnings": list(selection.warnings),
     }
 

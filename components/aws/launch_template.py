@@ -21,7 +21,7 @@ TAGGED_AT_LAUNCH = ("instance", "volume", "network-interface")
 
 
 def build_launch_template(name: str, selection: Selection, security_group_id: pulumi.Input[str],
-                          profile: aws.iam.InstanceProfile, user_data_base64: str,
+                          profile: aws.iam.InstanceProfile, user_data_base64: pulumi.Input[str],
                           key_name: Optional[pulumi.Input[str]], tag: Tagger,
                           opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     spec = selection.spec

@@ -2,7 +2,8 @@
 
 The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
 declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
-spot-nodes) and parented to the component; every resource sets `location` to the spec's region.
+spot-nodes, role-*, fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link,
+files-dns-group) and parented to the component; every resource sets `location` to the spec's region.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from ..catalog.selector import Selection, select
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec, Problem, SpecError
+from ..storage_boot import user_data_with_source
 from .fabric import infiniband_partition
-from .network import build_network, build_resource_group
+from .network import build_network, build_resource_group, node_subnet_cidr
+from .permissions import grant_roles
 from .nodes import build_scale_sets
 from .outputs import access_outputs, azure_warnings
 from .placement import build_proximity_group
 from .rules import selection_problems, spec_problems
 from .security import build_security
+from .storage import build_shared_storage
 from .tagging import tagger
 
 TYPE_TOKEN = "gpufleet:index:AzureGpuCluster"
@@ -40,6 +44,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
         self.outputs = _build(name, selection, custom_data, self)
+        self.node_identities = self.outputs["node_identities"]
         self.register_outputs(self.outputs)
 
 
@@ -70,8 +75,14 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     node_network = build_network(name, spec, resource_group, security.nsg_id, tag, child)
     proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
     partition = infiniband_partition(spec, selection.instance)
+    shared = build_shared_storage(name, pulumi.get_stack(), spec, resource_group, node_network.vnet_name,
+                                  node_network.vnet_id, str(node_subnet_cidr(spec.network.cidr)), tag, child)
+    if shared:
+        custom_data = user_data_with_source(user_data_for(selection, name), shared.source,
+                                            lambda text: cloud_init.encode_user_data(text, "azure"))
     scale_sets = build_scale_sets(name, selection, partition is not None, node_network, security,
                                   proximity_group.id if proximity_group else None, custom_data, tag, child)
+    roles = grant_roles(name, spec, [s.identity.apply(lambda i: i.principal_id) for s in scale_sets], parent, child)
     common = common_outputs(selection)
     return {
         **common,
@@ -84,6 +95,10 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
         "single_placement_group": partition is not None,
         "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
         "scale_sets": [scale_set.name for scale_set in scale_sets],
+        "node_identities": [scale_set.identity.apply(lambda i: i.principal_id) for scale_set in scale_sets],
+        "node_role_assignments": roles,
+        "shared_filesystem_id": shared.id if shared else None,
+        "shared_filesystem_source": shared.source if shared else None,
         **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
         "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
     }

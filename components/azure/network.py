@@ -7,6 +7,7 @@
   Standard public IP is for outbound traffic only: nothing can connect in through it.
 - With `network.existing_subnet_id` (an Azure subnet resource id) nothing here is created: the scale set joins that
   subnet, and the other resources go into the subnet's resource group. Its egress and address range are the owner's.
+- With `network.existing_resource_group` no resource group is created: the VNet, NAT, NSG and scale set go into it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class NodeNetwork:
     subnet_id: pulumi.Input[str]
     vnet_name: Optional[pulumi.Input[str]]
     nat_ip: Optional[pulumi.Input[str]]
+    vnet_id: Optional[pulumi.Input[str]] = None
 
 
 def parse_subnet_id(text: str) -> Optional[SubnetRef]:
@@ -69,6 +71,8 @@ def build_resource_group(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi
     """The resource group every other resource goes into: the existing subnet's, or a new one."""
     if spec.network.existing_subnet_id:
         return parse_subnet_id(spec.network.existing_subnet_id).resource_group
+    if spec.network.existing_resource_group:
+        return spec.network.existing_resource_group
     group = azure_native.resources.ResourceGroup(f"{name}-rg", location=spec.region, tags=tag("rg"), opts=opts)
     return group.name
 
@@ -97,4 +101,4 @@ def build_network(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str
         nat_gateway=network.SubResourceArgs(id=nat.id), network_security_group=network.SubResourceArgs(id=nsg_id),
         opts=opts)
     return NodeNetwork(resource_group_name=resource_group, subnet_id=subnet.id, vnet_name=vnet.name,
-                       nat_ip=nat_ip.ip_address)
+                       nat_ip=nat_ip.ip_address, vnet_id=vnet.id)

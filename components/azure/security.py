@@ -17,6 +17,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from ..spec import ClusterSpec
+from .storage import node_storage_rules
 from .tagging import Tagger
 
 network = azure_native.network
@@ -25,7 +26,7 @@ SSH_PORT = 22
 DCGM_EXPORTER_PORT = 9400
 NODE_EXPORTER_PORT = 9100
 VNET_TAG = "VirtualNetwork"
-PRIORITY = {"ssh": 100, "cluster": 110, "exporters-vnet": 120, "exporters-monitoring": 130, "deny": 4096}
+PRIORITY = {"ssh": 100, "cluster": 110, "storage": 115, "exporters-vnet": 120, "exporters-monitoring": 130, "deny": 4096}
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
     if ssh_cidrs:
         allow("ssh", "allow-ssh", "Tcp", [str(SSH_PORT)], source_address_prefixes=ssh_cidrs)
     allow("cluster", "allow-cluster", "*", ["*"], source_application_security_groups=nodes)
+    rules += node_storage_rules(spec, asg_id, PRIORITY["storage"])  # Lustre from the filesystem subnet (storage.py)
     ports = exporter_ports(spec)
     if ports:
         allow("exporters-vnet", "allow-exporters-vnet", "Tcp", ports, source_address_prefix=VNET_TAG)

@@ -21,6 +21,16 @@ PLACEHOLDER_SUFFIX = "-id"
 SELF_LINK_SUFFIX = "-self-link"  # GCP resources' computed `selfLink`, a placeholder like the ids
 COMPUTED_OUTPUTS = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
+    # Shared filesystems' addresses (storage.shared), which the nodes' user data carries.
+    "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "fs-placeholder.fsx.example.amazonaws.com",
+                                                  "mountName": "placeholder"},
+    "aws:efs/mountTarget:MountTarget": {"dnsName": "fs-placeholder.efs.example.amazonaws.com"},
+    "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "10.0.128.4"}},
+    "azure-native:compute:VirtualMachineScaleSet": {"identity": {"type": "SystemAssigned",
+                                                                 "principalId": "11111111-1111-1111-1111-111111111111"}},
+    "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
+    "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
+    "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
 }
 
 

@@ -13,7 +13,10 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from .lifecycle import CapacityWait, Rollout, UtcTimestamp
+from .existing_network import ExistingNetwork
 from .node import NodeSoftware
+from .permissions import NodePermissions
+from .storage import Storage
 from .strict import StrictModel
 
 Cloud = Literal["aws", "azure", "gcp"]
@@ -74,7 +77,7 @@ class Image(StrictModel):
     """"pinned": the image is resolved once per `pulumi up` and every node launched until the next one boots exactly that image. "latest": let the cloud resolve the newest image at each launch (replacements may differ from running nodes). Default: "pinned"."""
 
 
-class Access(StrictModel):
+class Access(NodePermissions):
     """Who may reach the nodes. Everything is closed unless listed here."""
 
     ssh_public_key: Optional[str] = None
@@ -94,7 +97,7 @@ class Access(StrictModel):
         return key
 
 
-class Network(StrictModel):
+class Network(ExistingNetwork):
     """Private networking for the nodes."""
 
     cidr: IPv4Network = IPv4Network(DEFAULT_VPC_CIDR)
@@ -133,3 +136,4 @@ class ClusterSpec(StrictModel):
     """Added to every resource besides gpufleet's provenance tags. Default: none."""
     node: NodeSoftware = Field(default_factory=NodeSoftware)
     rollout: Rollout = Field(default_factory=Rollout)
+    storage: Storage = Field(default_factory=Storage)

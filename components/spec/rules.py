@@ -11,6 +11,7 @@ from typing import Callable
 
 from .errors import Problem
 from .lifecycle_rules import LIFECYCLE_RULES
+from .storage_rules import STORAGE_RULES  # storage, permissions, existing networks
 from .model import ClusterSpec
 
 CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
@@ -140,4 +141,4 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
 
 def check_rules(spec: ClusterSpec) -> list[Problem]:
     """Every cross-field problem in `spec`, in rule order."""
-    return [problem for rule in RULES for problem in rule(spec)]
+    return [problem for rule in (*RULES, *STORAGE_RULES) for problem in rule(spec)]

@@ -78,6 +78,10 @@ CASES = {
         "mps": {"enabled": True, "active_thread_percentage": 50}, "health": {"dcgm_diag": True, "nccl_allreduce": True},
         "isolation": {"cpu_quota_percent": 9000, "allowed_cpus": "0-95"}, "nccl": {"debug": "INFO", "env": {
             "NCCL_IB_HCA": "rdmap", "NCCL_NVLS_ENABLE": "0"}}, "spot": {"drain_command": "pkill -USR1 -f 'train.py'"}}),
+    # Every node option and both storage parts together exceed AWS's 16 KB of user data (refused, see
+    # test_contract.py), so storage has a stock-image case of its own.
+    "aws-p5-stock-storage": lambda: _aws("p5.48xlarge", market="spot", image={"kind": "ubuntu-24.04"},
+        storage={"shared": {"kind": "lustre"}, "local_nvme": {"enabled": True, "container_data_root": True}}),
     "aws-p4d-mig": lambda: _aws("p4d.24xlarge", image={"kind": "ubuntu-22.04"},
                                 node={"mig": {"profiles": ["3g.20gb", "3g.20gb"]}}),
     "aws-p6-b200": lambda: _aws("p6-b200.48xlarge", market="spot"),

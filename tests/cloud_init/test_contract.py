@@ -82,3 +82,16 @@ def test_oversized_aws_user_data_is_refused_before_anything_is_declared():
             "accelerator": {"instance_type": "p5.48xlarge"}, "node": _oversized(cloud_init.AWS_USER_DATA_MAX_BYTES)}
     message = refusal(spec)
     assert "aws allows at most 16384 gzip-compressed bytes" in message and "Traceback" not in message
+
+
+def test_every_aws_option_with_both_storage_parts_is_refused_for_its_size_not_truncated():
+    """AWS takes 16 KB of gzip user data; the refusal names the limit and what to turn off."""
+    from gpufleet.spec.errors import SpecError
+
+    from .conftest import _aws
+    selection = _aws("p5.48xlarge", market="spot", image={"kind": "ubuntu-24.04"}, node={
+        "mps": {"enabled": True}, "health": {"dcgm_diag": True, "nccl_allreduce": True},
+        "isolation": {"cpu_quota_percent": 9000, "allowed_cpus": "0-95"}},
+        storage={"shared": {"kind": "lustre"}, "local_nvme": {"enabled": True}})
+    with pytest.raises(SpecError, match=r"aws allows at most 16384 gzip-compressed bytes; shorten"):
+        user_data_for(selection, "gpufleet-test")
