@@ -11,7 +11,8 @@ the nodes' security group.
 - `existing_id`: nothing is created. The address is looked up (FSx through Cloud Control, EFS through
   DescribeFileSystems) and, for FSx, its subnet's AZ is checked against `zone` at deploy time. The existing
   filesystem's own security group must admit the node security group (it is not changed); the nodes admit the
-  Lustre ports from the VPC range, since the existing filesystem's group is not known.
+  Lustre ports from the VPC range, since the existing filesystem's group is not known. An existing EFS needs a
+  mount target in the nodes' AZ (EFS allows one per AZ, so gpufleet does not add one).
 The nodes' security group already allows all egress, so no node rule is added.
 """
 

@@ -76,7 +76,8 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
     partition = infiniband_partition(spec, selection.instance)
     shared = build_shared_storage(name, pulumi.get_stack(), spec, resource_group, node_network.vnet_name,
-                                  node_network.vnet_id, str(node_subnet_cidr(spec.network.cidr)), tag, child)
+                                  node_network.vnet_id, str(node_subnet_cidr(spec.network.cidr)),
+                                  node_network.nat_id, tag, child)
     if shared:
         custom_data = user_data_with_source(user_data_for(selection, name), shared.source,
                                             lambda text: cloud_init.encode_user_data(text, "azure"))

@@ -51,6 +51,7 @@ class NodeNetwork:
     vnet_name: Optional[pulumi.Input[str]]
     nat_ip: Optional[pulumi.Input[str]]
     vnet_id: Optional[pulumi.Input[str]] = None
+    nat_id: Optional[pulumi.Input[str]] = None
 
 
 def parse_subnet_id(text: str) -> Optional[SubnetRef]:
@@ -101,4 +102,4 @@ def build_network(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str
         nat_gateway=network.SubResourceArgs(id=nat.id), network_security_group=network.SubResourceArgs(id=nsg_id),
         opts=opts)
     return NodeNetwork(resource_group_name=resource_group, subnet_id=subnet.id, vnet_name=vnet.name,
-                       nat_ip=nat_ip.ip_address, vnet_id=vnet.id)
+                       nat_ip=nat_ip.ip_address, vnet_id=vnet.id, nat_id=nat.id)

@@ -1,6 +1,7 @@
 """`storage.shared` on Azure: Azure Managed Lustre (AMLFS) or Azure Files NFS 4.1, in a subnet of their own.
 
-- The filesystem subnet is the first /24 of the VNet's second half (the node subnet is the first half), with its own
+- The filesystem subnet is the first /24 of the VNet's second half (the node subnet is the first half), egress
+  through the cluster's NAT gateway (AMLFS reaches Azure services; default outbound access is off), with its own
   NSG: Lustre (988, 1019-1023/tcp) or NFS (2049/tcp) from the node subnet (and, for Lustre, from the filesystem
   subnet itself, where the servers talk to each other), and every other VNet source denied. The node NSG admits
   Lustre from the filesystem subnet (servers call clients back); see `node_storage_rules`.
@@ -92,7 +93,8 @@ def storage_account_name(stack: str, name: str) -> str:
 
 def build_shared_storage(name: str, stack: str, spec: ClusterSpec, resource_group: pulumi.Input[str],
                          vnet_name: pulumi.Input[str] | None, vnet_id: pulumi.Input[str] | None, node_subnet: str,
-                         tag: Tagger, opts: pulumi.ResourceOptions) -> SharedFilesystem | None:
+                         nat_id: pulumi.Input[str] | None, tag: Tagger,
+                         opts: pulumi.ResourceOptions) -> SharedFilesystem | None:
     shared = spec.storage.shared
     if shared is None:
         return None
@@ -103,7 +105,8 @@ def build_shared_storage(name: str, stack: str, spec: ClusterSpec, resource_grou
                                        opts=opts)
     subnet = network.Subnet(f"{name}-fs-subnet", resource_group_name=resource_group, virtual_network_name=vnet_name,
                             address_prefix=str(storage_subnet_cidr(spec.network.cidr)), default_outbound_access=False,
-                            network_security_group=network.SubResourceArgs(id=nsg.id), opts=opts)
+                            network_security_group=network.SubResourceArgs(id=nsg.id),
+                            nat_gateway=network.SubResourceArgs(id=nat_id) if nat_id else None, opts=opts)
     if shared.kind == "lustre":
         filesystem = azure_native.storagecache.AmlFilesystem(
             f"{name}-amlfs", resource_group_name=resource_group, location=spec.region,

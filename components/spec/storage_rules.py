@@ -23,6 +23,9 @@ ADMIN_AZURE = {"owner", "contributor", "user access administrator", "role based 
                "8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "b24988ac-6180-42a0-ab88-20f7382dd24c",
                "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"}
 ADMIN_GCP = {"roles/owner", "roles/editor", "roles/resourcemanager.projectIamAdmin", "roles/iam.securityAdmin"}
+# Google's lustre-client-binaries apt repository serves Ubuntu 22.04 (cluster-toolkit's Managed Lustre client
+# install script: "The client modules currently only support Rocky 8, and Ubuntu 22.04").
+GCP_LUSTRE_CLIENT_IMAGE = "ubuntu-22.04"
 CLOUD_OF_FIELD = {"iam_policy_arns": "aws", "role_assignments": "azure", "service_account_roles": "gcp"}
 
 
@@ -52,6 +55,10 @@ def shared_storage_fits_service(spec: ClusterSpec) -> list[Problem]:
         problems.append(Problem("storage.shared.kind", "lustre", f"{service.service} is not offered in {spec.cloud} "
                                 f"region {spec.region} (offered in: {', '.join(service.regions)}); use kind: nfs "
                                 "or a region where it is offered"))
+    if spec.cloud == "gcp" and shared.kind == "lustre" and spec.image.kind != GCP_LUSTRE_CLIENT_IMAGE:
+        problems.append(Problem("storage.shared.kind", "lustre", f"Google publishes Managed Lustre client modules for "
+                                f"Ubuntu 22.04 kernels only (lustre-client-binaries repository; the image.kind "
+                                f"{spec.image.kind!r} is Ubuntu 24.04): set `image.kind: ubuntu-22.04`, or use kind: nfs"))
     if shared.throughput is not None:
         if shared.kind != "lustre":
             problems.append(Problem("storage.shared.throughput", shared.throughput,

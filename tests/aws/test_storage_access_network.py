@@ -15,7 +15,7 @@ from gpufleet.plan.calls import CALLS
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor
 from gpufleet.plan.runner import run_program
 from gpufleet.spec import parse_cluster_spec
-from tests.conftest import cached_plan, of_type, one, refusal
+from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 DEV = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1, "accelerator": {"instance_type": "g6e.xlarge"}}
 LUSTRE = {**DEV, "storage": {"shared": {"kind": "lustre", "capacity_gib": 4800, "throughput": 500,
@@ -76,6 +76,10 @@ def test_lustre_user_data_mounts_the_created_filesystem():
     assert "@@GPUFLEET_SHARED_SOURCE@@" not in text
     assert "GPUFLEET_SHARED_SOURCE='fs-placeholder.fsx.example.amazonaws.com@tcp:/placeholder'" in text
     assert "GPUFLEET_SHARED_FSTYPE='lustre'" in text and "/usr/local/lib/gpufleet/boot.d/06-shared-storage" in text
+
+
+def test_same_spec_gives_byte_identical_user_data_with_the_filesystem_address():
+    assert user_data(plan_spec(LUSTRE)) == user_data(plan_spec(LUSTRE))
 
 
 def test_nfs_is_encrypted_efs_with_a_mount_target_and_only_port_2049():

@@ -37,7 +37,7 @@ def test_lustre_is_amlfs_in_its_own_subnet_and_zone():
     assert amlfs["sku"] == {"name": "AMLFS-Durable-Premium-250"} and amlfs["storageCapacityTiB"] == 16
     assert amlfs["zones"] == ["1"] and amlfs["filesystemSubnet"] == "gpufleet-fs-subnet-id"
     subnet = next(r.inputs for r in of_type(result, "azure-native:network:Subnet") if r.name == "gpufleet-fs-subnet")
-    assert subnet["addressPrefix"] == "10.0.128.0/24"
+    assert subnet["addressPrefix"] == "10.0.128.0/24" and subnet["natGateway"] == {"id": "gpufleet-nat-id"}
     text = custom_data(result)
     assert "GPUFLEET_SHARED_SOURCE='10.0.128.4@tcp:/lustrefs'" in text
 

@@ -9,7 +9,8 @@ from tests.conftest import cached_plan, of_type, one, refusal
 
 A3 = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2,
       "accelerator": {"instance_type": "a3-highgpu-8g"}}
-LUSTRE = {**A3, "storage": {"shared": {"kind": "lustre", "capacity_gib": 18000, "throughput": 1000}}}
+LUSTRE = {**A3, "image": {"kind": "ubuntu-22.04"},
+          "storage": {"shared": {"kind": "lustre", "capacity_gib": 18000, "throughput": 1000}}}
 NFS = {**A3, "storage": {"shared": {"kind": "nfs"}}}
 EXISTING = {**A3, "network": {"existing_network": "shared-vpc",
                               "existing_subnetwork": "projects/host/regions/us-central1/subnetworks/gpu"}}
@@ -47,6 +48,11 @@ def test_filestore_for_nfs_adds_no_firewall_rule():
     assert {r.name for r in of_type(result, "gcp:compute/firewall:Firewall")} == {
         r.name for r in of_type(cached_plan(A3), "gcp:compute/firewall:Firewall")}
     assert "GPUFLEET_SHARED_SOURCE='10.91.0.2:/shared'" in user_data(result)
+
+
+def test_lustre_needs_the_ubuntu_22_04_image_google_publishes_clients_for():
+    message = refusal({**A3, "storage": {"shared": {"kind": "lustre"}}})
+    assert "Ubuntu 22.04 kernels only" in message and "image.kind: ubuntu-22.04" in message
 
 
 def test_lustre_capacity_steps_per_tier_and_another_zone_refused():
