@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .triton import TritonConfig
+
 CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
 # The node-side fabric names: the catalog's RDMA fabrics, plus "tcp" when nodes talk over plain sockets.
@@ -76,6 +78,7 @@ class BootConfig:
     drain_command: str = "systemctl kill --signal=SIGTERM gpufleet-jobs.slice"
     drain_on_rebalance: bool = False
     efa_installer_version: str = EFA_INSTALLER_VERSION
+    triton: Optional[TritonConfig] = None
 
     def __post_init__(self) -> None:
         checks = {

@@ -12,6 +12,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from .inference import InferenceSpec, Workload, inference_defaults
 from .node import NodeSoftware
 from .strict import StrictModel
 
@@ -121,3 +122,8 @@ class ClusterSpec(StrictModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """Added to every resource besides gpufleet's provenance tags. Default: none."""
     node: NodeSoftware = Field(default_factory=NodeSoftware)
+    workload: Workload = "training"
+    """"training", or "inference": Triton behind an internal load balancer (see `inference`). Default: "training"."""
+    inference: Optional[InferenceSpec] = None
+    """With `workload: inference`: model repository, models, Triton version, autoscaling (README "Inference")."""
+    _inference_defaults = model_validator(mode="before")(inference_defaults)

@@ -10,6 +10,7 @@ from ipaddress import IPv4Network
 from typing import Callable
 
 from .errors import Problem
+from .inference_rules import INFERENCE_RULES
 from .model import ClusterSpec
 
 CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
@@ -133,6 +134,7 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     capacity_block_is_aws,
     placement_distance_is_gcp,
     tags_are_valid,
+    *INFERENCE_RULES,
 )
 
 
