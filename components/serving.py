@@ -124,3 +124,11 @@ def serving_cost(selection: "Selection") -> dict[str, Any] | None:
                       "from a perf_analyzer run",
     }
 
+
+
+def serving_outputs(selection: "Selection", host: pulumi.Input[str]) -> dict[str, Any]:
+    """Every inference output: endpoint, commands, serving cost and the digest warning."""
+    inference = selection.spec.inference
+    scheme = "https" if inference.load_balancer.internet_facing else "http"
+    return {**endpoint_outputs(host, inference, scheme), "inference_cost": serving_cost(selection),
+            "inference_warnings": serving_warnings(selection)}

@@ -17,6 +17,7 @@ from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from .fleet import build_fleet
 from .identity import build_instance_profile
@@ -25,6 +26,7 @@ from .network import build_network
 from .outputs import access_outputs
 from .placement import build_placement_group
 from .security import build_security_group
+from .serving import build_serving
 from .tagging import Tagger, tagger
 
 TYPE_TOKEN = "gpufleet:index:AwsGpuCluster"
@@ -56,6 +58,8 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
     key_name = _key_pair(name, spec, tag, child)
     template = build_launch_template(name, selection, group.id, profile, user_data, key_name, tag, child)
     fleet = build_fleet(name, selection, template, network.subnet_id, placement, tag, child)
+    serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id, network.public_subnet_id,
+                            group, profile.role, fleet, tag, child) if spec.inference else None
     return {
         **common_outputs(selection),
         "vpc_id": network.vpc_id,
@@ -66,6 +70,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
         "fleet_name": fleet.name,
         **access_outputs(spec.region, fleet.name, selection.instance.gpus),
         "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
+        **(serving_outputs(selection, serving.load_balancer.dns_name) if serving else {}),
     }
 
 

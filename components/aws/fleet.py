@@ -12,10 +12,10 @@ import pulumi
 import pulumi_aws as aws
 
 from ..catalog.selector import Selection
+from .serving import group_args, group_ignore_changes
 from .tagging import Tagger
 
 SPOT_ALLOCATION = "price-capacity-optimized"
-HEALTH_CHECK_GRACE_SEC = 1200  # a stock-Ubuntu node installs the driver and reboots before its health check
 CAPACITY_WAIT = "20m"
 
 
@@ -27,21 +27,17 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
     uses_spot = spec.market.type in ("spot", "mixed")
     return aws.autoscaling.Group(
         f"{name}-nodes",
-        min_size=spec.nodes,
-        max_size=spec.nodes,
-        desired_capacity=spec.nodes,
+        **group_args(spec),  # size, health checks: fixed for training, autoscaled behind the LB for inference
         vpc_zone_identifiers=[subnet_id],
         placement_group=placement_group.name if placement_group else None,
         capacity_rebalance=uses_spot,
-        health_check_type="EC2",
-        health_check_grace_period=HEALTH_CHECK_GRACE_SEC,
         wait_for_capacity_timeout=CAPACITY_WAIT,
         launch_template=None if uses_spot else aws.autoscaling.GroupLaunchTemplateArgs(
             id=launch_template.id, version=template_version),
         mixed_instances_policy=_mixed_policy(selection, launch_template, template_version) if uses_spot else None,
         tags=[aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=True)
               for key, value in tag("node").items()],
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=group_ignore_changes(spec))),
     )
 
 

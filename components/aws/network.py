@@ -25,6 +25,8 @@ class NodeNetwork:
     vpc_id: pulumi.Input[str]
     vpc_cidr: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
+    public_subnet_id: pulumi.Input[str] | None = None
+    """The NAT gateway's public subnet (where an opted-in internet-facing load balancer goes); None when existing."""
 
 
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
@@ -57,7 +59,7 @@ def build_network(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.Resour
                              opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[igw])))
     _route_all(name, "nat-routes", vpc, public, {"gateway_id": igw.id}, tag, opts)
     _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, opts)
-    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id)
+    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id)
 
 
 def _route_all(name: str, role: str, vpc: aws.ec2.Vpc, subnet: aws.ec2.Subnet, target: dict, tag: Tagger,

@@ -20,6 +20,7 @@ PLACEHOLDER_SUFFIX = "-id"
 # Outputs the provider computes that the program reads back; answered with fixed placeholders.
 COMPUTED_OUTPUTS = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
+    "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
 }
 
 

@@ -143,6 +143,9 @@ def load_balancer_exposure(spec: ClusterSpec) -> list[Problem]:
     elif lb.internet_facing and lb.tls_certificate_arn is None:
         problems.append(Problem("inference.load_balancer.tls_certificate_arn", None, "required with "
                                 "`internet_facing: true`: a public endpoint serves TLS only (an ACM certificate ARN)"))
+    if lb.internet_facing and spec.network.existing_subnet_id:
+        problems.append(Problem("inference.load_balancer.internet_facing", True, "needs the public subnet gpufleet "
+                                "creates; with `network.existing_subnet_id` the endpoint is internal"))
     if lb.tls_certificate_arn is not None and not lb.internet_facing:
         problems.append(Problem("inference.load_balancer.tls_certificate_arn", lb.tls_certificate_arn,
                                 "only with `internet_facing: true`"))
