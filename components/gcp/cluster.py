@@ -21,6 +21,7 @@ from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
@@ -33,6 +34,7 @@ from .outputs import access_outputs
 from .placement import build_placement_policy, placement_plan, policy_path
 from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
+from .serving import build_serving
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
 
@@ -94,6 +96,8 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         policy_path(project, spec.region, policy) if policy else None, label, describe,
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[identity.account])))
     group = build_group(name, selection, template, base_name, describe, child)
+    serving = build_serving(name, spec, networks.vpcs["net"].id, networks.subnets["subnet"].id, group, identity.email,
+                            describe, child) if spec.inference else None
     common = common_outputs(selection)
     return {
         **common,
@@ -110,4 +114,5 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         **access_outputs(spec.zone, group.name, selection.instance.gpus),
         "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
             gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
+        **(serving_outputs(selection, serving.ip_address) if serving else {}),
     }

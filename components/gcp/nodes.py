@@ -27,6 +27,7 @@ from .fabric import NicSlot
 from .image import BootImage
 from .labels import Describer, Labeler, short_name
 from .network import ClusterNetworks
+from .serving import group_ignore_changes
 
 TERMINATE = "TERMINATE"
 SPOT = "SPOT"
@@ -94,12 +95,12 @@ def build_group(name: str, selection: Selection, template: gcp.compute.InstanceT
         zone=spec.zone,
         base_instance_name=base_name,
         description=describe("nodes"),
-        target_size=spec.nodes,
+        target_size=spec.nodes,  # the starting size; an inference autoscaler owns it afterwards
         versions=[gcp.compute.InstanceGroupManagerVersionArgs(name="nodes", instance_template=template.id)],
         update_policy=gcp.compute.InstanceGroupManagerUpdatePolicyArgs(
             type="OPPORTUNISTIC", minimal_action="REPLACE", replacement_method="RECREATE", max_surge_fixed=0,
             max_unavailable_fixed=1),
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=group_ignore_changes(spec))),
     )
 
 

@@ -58,6 +58,8 @@ def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv
         rules.append(FirewallRule("fw-exporters", primary.role, (("tcp", tuple(str(p) for p in ports)),),
                                   (subnet, *(str(c) for c in spec.access.monitoring_cidrs)),
                                   "exporter scrape from the cluster subnet and access.monitoring_cidrs"))
+    from .serving import serving_firewalls  # inference rules (README "Inference")
+    rules += serving_firewalls(spec, primary.role, subnet)
     for vpc in layout[1:]:
         if vpc.firewall_allowed:
             rules.append(FirewallRule(f"fw-internal-{vpc.role}", vpc.role, ALL_TRAFFIC,

@@ -21,6 +21,8 @@ PLACEHOLDER_SUFFIX = "-id"
 COMPUTED_OUTPUTS = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
     "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": {"instanceGroup": "instance-group-placeholder"},
+    "gcp:compute/forwardingRule:ForwardingRule": {"ipAddress": "10.0.0.250"},
 }
 
 
