@@ -102,6 +102,8 @@ class InferenceSpec(StrictModel):
     autoscaling: Optional[Autoscaling] = None
     """Default: a fixed fleet of `nodes`."""
     load_balancer: LoadBalancer = Field(default_factory=LoadBalancer)
+    repository_resource_group: Optional[str] = Field(None, min_length=1, max_length=90)
+    """Azure: the resource group of the repository's storage account, where the stack grants the nodes read access."""
     model_load_seconds: int = Field(600, ge=60, le=3600)
     """Time from boot to ready (install, repository sync, load, warm-up): the health grace and autoscaler delay."""
     requests_per_second_per_node: float = Field(100, gt=0)

@@ -163,6 +163,21 @@ def triton_runs_in_docker(spec: ClusterSpec) -> list[Problem]:
     return []
 
 
+def azure_repository_access(spec: ClusterSpec) -> list[Problem]:
+    if spec.inference is None:
+        return []
+    group = spec.inference.repository_resource_group
+    if spec.cloud == "azure" and group is None:
+        return [Problem("inference.repository_resource_group", None, "required on azure: the resource group of the "
+                        "storage account, where the stack grants the nodes Storage Blob Data Reader on the container")]
+    if spec.cloud != "azure" and group is not None:
+        return [Problem("inference.repository_resource_group", group, "only applies on azure")]
+    if spec.cloud == "azure" and spec.market.type == "mixed":
+        return [Problem("market", "mixed", "on azure an inference fleet is one autoscaled scale set; use "
+                        "`market: on-demand`")]
+    return []
+
+
 def no_rdma_for_inference(spec: ClusterSpec) -> list[Problem]:
     if spec.workload == "inference" and spec.fabric not in ("auto", "tcp"):
         return [Problem("fabric", spec.fabric, "an inference fleet serves over TCP; use `fabric: tcp` (the default "
@@ -180,6 +195,7 @@ INFERENCE_RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     load_balancer_exposure,
     no_rdma_for_inference,
     triton_runs_in_docker,
+    azure_repository_access,
 )
 
 
