@@ -92,7 +92,7 @@ class LoadBalancer(StrictModel):
 class InferenceSpec(StrictModel):
     """Triton Inference Server on every node, behind an internal load balancer."""
 
-    model_repository: str = Field(min_length=6)
+    model_repository: str = Field(min_length=1)
     """`s3://bucket/prefix`, `gs://bucket/prefix` or `https://<account>.blob.core.windows.net/<container>/<prefix>`."""
     models: list[ModelSpec] = Field(min_length=1)
     triton_version: str = Field(DEFAULT_TRITON_VERSION, pattern=r"^\d{2}\.\d{2}$", examples=["25.08", "25.03"])
