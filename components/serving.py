@@ -132,3 +132,15 @@ def serving_outputs(selection: "Selection", host: pulumi.Input[str]) -> dict[str
     scheme = "https" if inference.load_balancer.internet_facing else "http"
     return {**endpoint_outputs(host, inference, scheme), "inference_cost": serving_cost(selection),
             "inference_warnings": serving_warnings(selection)}
+
+
+def serving_cost_lines(cost: dict[str, Any]) -> list[str]:
+    """The serving rows under the plan's cost table."""
+    def money(value: float | None, digits: int = 2) -> str:
+        return "n/a" if value is None else f"{value:,.{digits}f}"
+
+    return [
+        f"inference fleet ({cost['market']}): {cost['min_nodes']} nodes {money(cost['usd_per_hour_at_min'])} $/hour, "
+        f"{cost['max_nodes']} nodes {money(cost['usd_per_hour_at_max'])} $/hour",
+        f"$ per million requests: {money(cost['usd_per_million_requests'], 4)} at {cost['assumption']}",
+    ]
