@@ -21,11 +21,13 @@ STATIC = (
     "usr/local/lib/gpufleet/triton-sync",
     "usr/local/lib/gpufleet/triton-server",
 )
-# Containers that copy the model repository with the node's own identity. UNVERIFIED: these exact tags were not
-# pulled here (no registry access to these hosts); bump them deliberately, like every pinned node download.
+# Containers that copy the model repository with the node's own identity. UNVERIFIED: the AWS and Azure tags were
+# not pulled here (no access to those registries); bump them deliberately, like every pinned node download. GCP
+# deletes google-cloud-cli version tags after 365 days (GoogleCloudPlatform/cloud-sdk-docker README, "Package
+# retention policy"), so a version pin would stop pulling within a year: the GCP sync uses the `stable` tag.
 SYNC_IMAGES = {
     "aws": "public.ecr.aws/aws-cli/aws-cli:2.27.50",
-    "gcp": "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim",
+    "gcp": "gcr.io/google.com/cloudsdktool/google-cloud-cli:stable",
     "azure": "mcr.microsoft.com/azure-cli:2.75.0",
 }
 BACKEND_PLATFORMS = {"python": "python"}  # platforms Triton names as a backend, not a platform
