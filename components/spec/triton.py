@@ -4,7 +4,9 @@ Source: NVIDIA's Triton Inference Server release notes, "Driver Requirements" of
 (docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-YY-MM.html), also summarised in the Deep
 Learning Frameworks Support Matrix. Each release needs a native driver branch at or above `native_min`; on data
 center GPUs (every GPU gpufleet deploys) the CUDA forward-compatibility package in the container also lets it run on
-the listed older branches. Add a row only from those notes.
+the listed older branches. Add a row only from those notes. (The 25.x notes list R545 as forward-compatible and
+also tell R545 users to upgrade; the row keeps what the notes list. Driver branches gpufleet installs are refused
+separately when past NVIDIA's end of life.)
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ def _notes(version: str) -> str:
 
 TRITON_RELEASES = {
     "23.08": TritonRelease("12.2.1", 535, (450, 470, 510, 525), _notes("23.08")),
+    "23.12": TritonRelease("12.3.2", 545, (450, 470, 510, 525, 535), _notes("23.12")),
     "25.03": TritonRelease("12.8.1", 560, (470, 525, 535, 545), _notes("25.03")),
     "25.08": TritonRelease("13.0.0", 575, (470, 525, 535, 545), _notes("25.08")),
+    "25.10": TritonRelease("13.0.2", 575, (470, 525, 535, 545), _notes("25.10")),
 }
 
 

@@ -104,3 +104,12 @@ def test_inference_defaults_to_tcp_without_placement_and_refuses_rdma():
     raw = stack_spec("aws-infer")
     raw["fabric"] = "efa"
     assert "`fabric`: got 'efa'" in problems(raw)
+
+
+def test_the_compatibility_table_follows_the_release_notes():
+    from gpufleet.spec.triton import TRITON_RELEASES, runs_on_branch
+    assert runs_on_branch("25.08", 580) and runs_on_branch("25.08", 535) and not runs_on_branch("25.08", 570)
+    assert runs_on_branch("23.12", 535) and not runs_on_branch("23.12", 530)
+    for version, release in TRITON_RELEASES.items():
+        assert release.source.endswith(f"rel-{version.replace('.', '-')}.html")
+        assert all(branch < release.native_min for branch in release.forward_compatible)
