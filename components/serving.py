@@ -17,7 +17,7 @@ from gpufleet.cloud_init.triton import TensorConfig, TritonConfig, TritonModel, 
 from .catalog.cost import NodePrices, hourly_cost
 from .spec.errors import raise_if
 from .spec.inference import GRPC_PORT, HTTP_PORT, METRICS_PORT, InferenceSpec
-from .spec.inference_rules import tensorrt_engines_fit_gpu
+from .spec.inference_rules import tensorrt_engines_fit_gpu, triton_supports_gpu
 from .spec.triton import triton_image
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def triton_config(selection: "Selection") -> TritonConfig | None:
     inference: InferenceSpec | None = selection.spec.inference
     if inference is None:
         return None
-    raise_if(tensorrt_engines_fit_gpu(selection))
+    raise_if([*triton_supports_gpu(selection), *tensorrt_engines_fit_gpu(selection)])
     models = tuple(TritonModel(
         name=m.name, platform=m.platform, max_batch_size=m.max_batch_size, instance_count=m.instance_count,
         preferred_batch_sizes=tuple(m.dynamic_batching.preferred_batch_sizes) if m.dynamic_batching else None,

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 from .errors import Problem
 from .model import ClusterSpec
-from .triton import TRITON_RELEASES, runs_on_branch
+from .triton import TRITON_RELEASES, runs_on_branch, supports_architecture
 
 if TYPE_CHECKING:
     from ..catalog.selector import Selection
@@ -197,6 +197,19 @@ INFERENCE_RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     triton_runs_in_docker,
     azure_repository_access,
 )
+
+
+def triton_supports_gpu(selection: "Selection") -> list[Problem]:
+    spec = selection.spec
+    if spec.inference is None or spec.inference.triton_version not in TRITON_RELEASES:
+        return []
+    version, architecture = spec.inference.triton_version, selection.gpu.architecture
+    if supports_architecture(version, architecture):
+        return []
+    fits = [v for v in TRITON_RELEASES if supports_architecture(v, architecture)]
+    return [Problem("inference.triton_version", version, f"Triton {version} does not support {selection.gpu.model} "
+                    f"({architecture}; NVIDIA's release notes, GPU Requirements); use "
+                    f"{' or '.join(fits) if fits else 'a newer GPU'}")]
 
 
 def tensorrt_engines_fit_gpu(selection: "Selection") -> list[Problem]:

@@ -22,6 +22,17 @@ class TritonRelease:
     forward_compatible: tuple[int, ...]
     """Older data-center branches the notes list as usable through forward compatibility."""
     source: str
+    oldest_architecture: str = "turing"
+    """The notes' "GPU Requirements": 23.x supports compute capability 6.0+ (Pascal on), 25.x 7.5+ (Turing on)."""
+
+
+# GPU architectures by compute capability, oldest first.
+ARCHITECTURES = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell")
+
+
+def supports_architecture(version: str, architecture: str) -> bool:
+    oldest = TRITON_RELEASES[version].oldest_architecture
+    return architecture not in ARCHITECTURES or ARCHITECTURES.index(architecture) >= ARCHITECTURES.index(oldest)
 
 
 def _notes(version: str) -> str:
@@ -30,8 +41,8 @@ def _notes(version: str) -> str:
 
 
 TRITON_RELEASES = {
-    "23.08": TritonRelease("12.2.1", 535, (450, 470, 510, 525), _notes("23.08")),
-    "23.12": TritonRelease("12.3.2", 545, (450, 470, 510, 525, 535), _notes("23.12")),
+    "23.08": TritonRelease("12.2.1", 535, (450, 470, 510, 525), _notes("23.08"), "pascal"),
+    "23.12": TritonRelease("12.3.2", 545, (450, 470, 510, 525, 535), _notes("23.12"), "pascal"),
     "25.03": TritonRelease("12.8.1", 560, (470, 525, 535, 545), _notes("25.03")),
     "25.08": TritonRelease("13.0.0", 575, (470, 525, 535, 545), _notes("25.08")),
     "25.10": TritonRelease("13.0.2", 575, (470, 525, 535, 545), _notes("25.10")),

@@ -113,3 +113,14 @@ def test_the_compatibility_table_follows_the_release_notes():
     for version, release in TRITON_RELEASES.items():
         assert release.source.endswith(f"rel-{version.replace('.', '-')}.html")
         assert all(branch < release.native_min for branch in release.forward_compatible)
+
+
+def test_a_triton_release_that_does_not_support_the_gpu():
+    from types import SimpleNamespace
+
+    from gpufleet.spec.inference_rules import triton_supports_gpu
+    spec = parse_cluster_spec(spec_for("aws"))
+    volta = SimpleNamespace(spec=spec, gpu=SimpleNamespace(model="V100", architecture="volta"))
+    [problem] = triton_supports_gpu(volta)
+    assert problem.path == "inference.triton_version" and "23.08 or 23.12" in problem.expected
+    assert triton_supports_gpu(SimpleNamespace(spec=spec, gpu=SimpleNamespace(model="L4", architecture="ada"))) == []
