@@ -22,7 +22,7 @@ import pulumi_aws as aws
 
 from ..serving import HEALTH_PATH, fleet_size, listener_ports
 from ..spec import ClusterSpec
-from ..spec.inference import HTTP_PORT, METRICS_PORT
+from ..spec.inference import GRPC_PORT, HTTP_PORT, METRICS_PORT
 from .tagging import Tagger
 
 HEALTH_INTERVAL_SEC = 10
@@ -30,6 +30,8 @@ HEALTH_THRESHOLD = 2
 TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 HEALTH_CHECK_GRACE_SEC = 1200  # a stock-Ubuntu node installs the driver and reboots before its health check
 BOOT_SECONDS = HEALTH_CHECK_GRACE_SEC
+# TLS listeners negotiate HTTP/2 for gRPC clients (which require it through ALPN) and HTTP/1.1 for the HTTP port.
+ALPN = {HTTP_PORT: "HTTP1Only", GRPC_PORT: "HTTP2Only"}
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,11 @@ def group_args(spec: ClusterSpec) -> dict:
 
 
 def group_ignore_changes(spec: ClusterSpec) -> list[str]:
-    """The autoscaler owns the desired capacity of an autoscaled group; `pulumi up` must not reset it."""
-    return ["desiredCapacity"] if spec.inference is not None and spec.inference.autoscaling else []
+    """The autoscaler owns the desired capacity of an autoscaled group, and the attachments own its target groups
+    (the provider's documented pairing with `aws.autoscaling.Attachment`); `pulumi up` must not reset either."""
+    if spec.inference is None:
+        return []
+    return ["targetGroupArns", "loadBalancers"] + (["desiredCapacity"] if spec.inference.autoscaling else [])
 
 
 def target_group_args(spec: ClusterSpec, port: int) -> dict:
@@ -130,8 +135,8 @@ def build_serving(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], vpc_c
     for port in ports:
         group = aws.lb.TargetGroup(f"{name}-tg-{port}", vpc_id=vpc_id, tags=tag("tg"), opts=opts,
                                    **target_group_args(spec, port))
-        tls = {"protocol": "TLS", "certificate_arn": lb_args.tls_certificate_arn, "ssl_policy": TLS_POLICY} \
-            if lb_args.internet_facing else {"protocol": "TCP"}
+        tls = {"protocol": "TLS", "certificate_arn": lb_args.tls_certificate_arn, "ssl_policy": TLS_POLICY,
+               "alpn_policy": ALPN[port]} if lb_args.internet_facing else {"protocol": "TCP"}
         aws.lb.Listener(f"{name}-listener-{port}", load_balancer_arn=balancer.arn, port=port, tags=tag("listener"),
                         default_actions=[{"type": "forward", "target_group_arn": group.arn}], opts=opts, **tls)
         aws.autoscaling.Attachment(f"{name}-attach-{port}", autoscaling_group_name=fleet.name,

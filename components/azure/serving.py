@@ -80,7 +80,7 @@ def load_balancer_args(spec: ClusterSpec, lb_id: pulumi.Output[str], subnet_id: 
             "frontend_ip_configuration": {"id": _child_id(lb_id, "frontendIPConfigurations", FRONTEND)},
             "backend_address_pool": {"id": _child_id(lb_id, "backendAddressPools", POOL)},
             "probe": {"id": _child_id(lb_id, "probes", PROBE)},
-            "enable_tcp_reset": True, "idle_timeout_in_minutes": 4, "disable_outbound_snat": True,
+            "enable_tcp_reset": True, "idle_timeout_in_minutes": 4,
         } for port in listener_ports(spec.inference)],
     }
 

@@ -59,6 +59,7 @@ def test_aws_internet_facing_is_an_explicit_tls_opt_in():
     assert lb["internal"] is False and lb["subnets"] == ["gpufleet-nat-subnet-id"]
     for listener in of_type(result, "aws:lb/listener:Listener"):
         assert listener.inputs["protocol"] == "TLS" and listener.inputs["certificateArn"] == arn
+        assert listener.inputs["alpnPolicy"] == {8000: "HTTP1Only", 8001: "HTTP2Only"}[listener.inputs["port"]]
     assert result.outputs["inference_endpoint"].startswith("https://")
 
 
