@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from .strict import StrictModel
 
@@ -110,6 +110,13 @@ class InferenceSpec(StrictModel):
     """Throughput assumption for the cost table's $ per million requests. Default: 100; measure with perf_analyzer."""
     protocol: Literal["http", "grpc", "both"] = "both"
     """Which Triton ports the load balancer forwards: HTTP 8000, gRPC 8001. Default: both."""
+
+    @field_validator("triton_version", mode="before")
+    @classmethod
+    def _version_is_quoted(cls, value):
+        if isinstance(value, (int, float)):
+            raise ValueError('a quoted release like "25.08": YAML reads 25.08 as a number (and 25.10 as 25.1)')
+        return value
 
     @model_validator(mode="after")
     def _names_unique(self) -> "InferenceSpec":

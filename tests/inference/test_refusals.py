@@ -124,3 +124,8 @@ def test_a_triton_release_that_does_not_support_the_gpu():
     [problem] = triton_supports_gpu(volta)
     assert problem.path == "inference.triton_version" and "23.08 or 23.12" in problem.expected
     assert triton_supports_gpu(SimpleNamespace(spec=spec, gpu=SimpleNamespace(model="L4", architecture="ada"))) == []
+
+
+def test_an_unquoted_triton_version_is_refused_with_a_hint():
+    message = problems(spec_for("gcp", triton_version=25.1))
+    assert "`inference.triton_version`: got 25.1" in message and 'quoted release like "25.08"' in message
