@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
 
-from .serving import triton_config
+from .serving import serving_drain_command, triton_config
 from .spec.errors import Problem, SpecError
 from .spec.node_rules import min_driver_branch
 
@@ -82,7 +82,7 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
         spot_watcher=spec.market.type in SPOT_MARKETS,
-        drain_command=node.spot.drain_command,
+        drain_command=serving_drain_command(selection) or node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
         triton=triton_config(selection),
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from gpufleet.cloud_init.triton import UNIT as TRITON_UNIT
 from gpufleet.cloud_init.triton import TensorConfig, TritonConfig, TritonModel, WarmupConfig
 
 from .catalog.cost import NodePrices, hourly_cost
@@ -65,6 +66,16 @@ def triton_config(selection: "Selection") -> TritonConfig | None:
     return TritonConfig(image=triton_image(inference.triton_version, inference.triton_image_digest),
                         model_repository=inference.model_repository, models=models,
                         exit_timeout_seconds=inference.load_balancer.deregistration_delay_seconds + DRAIN_MARGIN_SECONDS)
+
+
+def serving_drain_command(selection: "Selection") -> str | None:
+    """On an interruption notice an inference node stops Triton, which fails readiness (the load balancer stops
+    sending) and finishes in-flight requests; used unless the spec sets its own `node.spot.drain_command`."""
+    spec = selection.spec
+    if spec.inference is None or "node" in spec.model_fields_set and "spot" in spec.node.model_fields_set \
+            and "drain_command" in spec.node.spot.model_fields_set:
+        return None
+    return f"systemctl stop {TRITON_UNIT}"
 
 
 def serving_warnings(selection: "Selection") -> list[str]:

@@ -111,3 +111,13 @@ def test_triton_unit_passes_systemd_analyze_verify(tmp_path):
     done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", f"/etc/systemd/system/{UNIT}"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout + done.stderr == "", done.stdout + done.stderr
+
+
+def test_an_interruption_notice_stops_triton_on_mixed_fleets():
+    raw = stack_spec("aws-infer")
+    raw["market"] = {"type": "mixed", "on_demand_base": 1}
+    hook = files_of(user_data_for(select(parse_cluster_spec(raw)), "gpufleet"))["/etc/gpufleet/drain-hook"]["content"]
+    assert "systemctl stop gpufleet-triton.service" in hook
+    raw["node"] = {"spot": {"drain_command": "echo mine"}}
+    hook = files_of(user_data_for(select(parse_cluster_spec(raw)), "gpufleet"))["/etc/gpufleet/drain-hook"]["content"]
+    assert "echo mine" in hook and "gpufleet-triton" not in hook
