@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .storage import ScratchArray, SharedMount
+from .triton import TritonConfig
 
 CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
@@ -81,6 +82,7 @@ class BootConfig:
     # storage.shared / storage.local_nvme (boot.d/06-shared-storage, boot.d/05-local-nvme; see storage.py)
     shared_storage: Optional[SharedMount] = None
     local_nvme: Optional[ScratchArray] = None
+    triton: Optional[TritonConfig] = None
 
     def __post_init__(self) -> None:
         checks = {

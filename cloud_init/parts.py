@@ -99,12 +99,15 @@ def selected_paths(config: BootConfig) -> list[str]:
 
 
 def static_parts(config: BootConfig) -> list[Part]:
-    return [_part(relative) for relative in selected_paths(config)]
+    from .triton import triton_parts
+    inference = triton_parts(config.triton, config.cloud) if config.triton else []
+    return [_part(relative) for relative in selected_paths(config)] + inference
 
 
 def units_to_enable(config: BootConfig) -> list[str]:
     """Unit names written for `config` that are enabled at install (drop-ins and slices are not)."""
     names = [p[len(SYSTEMD_DIR):] for p in selected_paths(config) if p.startswith(SYSTEMD_DIR)]
+    names += ["gpufleet-triton.service"] if config.triton else []
     return [n for n in names if "/" not in n and n.endswith((".service", ".target"))]
 
 

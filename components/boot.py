@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
 
+from .serving import serving_drain_command, triton_config
 from .spec.errors import Problem, SpecError
 from .spec.node_rules import min_driver_branch
 from .storage_boot import storage_boot_fields
@@ -87,9 +88,10 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
         spot_watcher=watcher_runs(spec),
-        drain_command=node.spot.drain_command,
+        drain_command=serving_drain_command(selection) or node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
         **storage_boot_fields(spec),
+        triton=triton_config(selection),
     )
 
 

@@ -38,7 +38,8 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
 
 def exporter_jobs(spec: ClusterSpec) -> list[tuple[str, int]]:
     """(Prometheus job, port) of each exporter the spec turns on."""
-    return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node)
+    triton = [("gpufleet-triton", 8002)] if spec.inference is not None else []  # Triton's metrics port (README "Inference")
+    return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node) + triton
 
 
 def hostfile_command(list_nodes: pulumi.Input[str], gpus_per_node: int) -> pulumi.Output[str]:

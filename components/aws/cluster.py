@@ -20,6 +20,7 @@ from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec, SpecError
 from ..storage_boot import user_data_with_source
+from ..serving import serving_outputs
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
@@ -30,6 +31,7 @@ from .placement import build_placement_group
 from .rules import selection_problems
 from .security import build_security_group
 from .storage import build_shared_storage
+from .serving import build_serving
 from .tagging import Tagger, tagger
 
 TYPE_TOKEN = "gpufleet:index:AwsGpuCluster"
@@ -71,6 +73,8 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
     key_name = _key_pair(name, spec, tag, child)
     template = build_launch_template(name, selection, group.id, profile, user_data, key_name, tag, child)
     fleet = build_fleet(name, selection, template, network.subnet_id, placement, tag, child)
+    serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id, network.public_subnet_id,
+                            group, profile.role, fleet, tag, child) if spec.inference else None
     return {
         **common_outputs(selection),
         "vpc_id": network.vpc_id,
@@ -86,6 +90,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
         "shared_filesystem_source": shared.source if shared else None,
         **access_outputs(spec.region, fleet.name, selection.instance.gpus),
         "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
+        **(serving_outputs(selection, serving.load_balancer.dns_name) if serving else {}),
     }
 
 

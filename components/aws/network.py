@@ -30,6 +30,8 @@ class NodeNetwork:
     vpc_id: pulumi.Input[str]
     vpc_cidr: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
+    public_subnet_id: pulumi.Input[str] | None = None
+    """The NAT gateway's public subnet (where an opted-in internet-facing load balancer goes); None when existing."""
 
 
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
@@ -72,7 +74,7 @@ def build_network(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.Resour
                                  depends_on=[igw] if igw else [])))
     _route_all(name, "nat-routes", vpc, public, {"gateway_id": gateway_id}, tag, opts)
     _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, opts)
-    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id)
+    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id)
 
 
 def checked_subnet_zone(subnet_id: str, zone: str | None, az_name: str, az_id: str, found_id: str) -> str:

@@ -18,6 +18,7 @@ from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..serving import serving_outputs
 from ..spec import ClusterSpec, Problem, SpecError
 from ..storage_boot import user_data_with_source
 from .fabric import infiniband_partition
@@ -28,6 +29,7 @@ from .outputs import access_outputs, azure_warnings
 from .placement import build_proximity_group
 from .rules import selection_problems, spec_problems
 from .security import build_security
+from .serving import build_autoscale, build_load_balancer, frontend_address
 from .storage import build_shared_storage
 from .tagging import tagger
 
@@ -81,8 +83,14 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     if shared:
         custom_data = user_data_with_source(user_data_for(selection, name), shared.source,
                                             lambda text: cloud_init.encode_user_data(text, "azure"))
+    subscription = azure_native.authorization.get_client_config_output(
+        opts=pulumi.InvokeOutputOptions(parent=parent)).subscription_id
+    balancer, pool_id = build_load_balancer(name, spec, resource_group, node_network.subnet_id, subscription, tag,
+                                            child) if spec.inference else (None, None)
     scale_sets = build_scale_sets(name, selection, partition is not None, node_network, security,
-                                  proximity_group.id if proximity_group else None, custom_data, tag, child)
+                                  proximity_group.id if proximity_group else None, custom_data, tag, child, pool_id)
+    if balancer is not None:
+        build_autoscale(name, spec, resource_group, scale_sets[0], subscription, tag, child)
     roles = grant_roles(name, spec, [s.identity.apply(lambda i: i.principal_id) for s in scale_sets], parent, child)
     common = common_outputs(selection)
     return {
@@ -102,6 +110,8 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
         "shared_filesystem_source": shared.source if shared else None,
         **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
         "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
+        **(serving_outputs(selection, frontend_address(spec) or balancer.frontend_ip_configurations.apply(
+            lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
     }
 
 

@@ -37,7 +37,8 @@ class Security:
 
 def exporter_ports(spec: ClusterSpec) -> list[str]:
     exporters = spec.node.exporters
-    return [str(port) for port, enabled in ((NODE_EXPORTER_PORT, exporters.node), (DCGM_EXPORTER_PORT, exporters.dcgm))
+    return [str(port) for port, enabled in ((NODE_EXPORTER_PORT, exporters.node), (DCGM_EXPORTER_PORT, exporters.dcgm),
+                                            (8002, spec.inference is not None))  # Triton metrics
             if enabled]
 
 
@@ -63,6 +64,8 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
         monitoring = [str(c) for c in spec.access.monitoring_cidrs]
         if monitoring:
             allow("exporters-monitoring", "allow-exporters-monitoring", "Tcp", ports, source_address_prefixes=monitoring)
+    from .serving import serving_nsg_rules  # inference (README "Inference")
+    rules += serving_nsg_rules(spec, nodes)
     rules.append({"name": "deny-all-inbound", "priority": PRIORITY["deny"], "direction": "Inbound", "access": "Deny",
                   "protocol": "*", "source_address_prefix": "*", "source_port_range": "*",
                   "destination_address_prefix": "*", "destination_port_range": "*"})

@@ -22,6 +22,7 @@ from ..boot import user_data_for
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
 from ..spec.errors import Problem, raise_if
@@ -38,6 +39,7 @@ from .placement import build_placement_policy, placement_plan, policy_path, uses
 from .repair import build_health_check
 from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
+from .serving import build_serving
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
 
@@ -112,6 +114,8 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[identity.account])))
     health_check = build_health_check(name, describe, child)
     group = build_group(name, selection, template, base_name, describe, child, health_check, workload_policy)
+    serving = build_serving(name, spec, networks.vpcs["net"].id, networks.subnets["subnet"].id, group, identity.email,
+                            describe, child) if spec.inference else None
     common = common_outputs(selection)
     return {
         **common,
@@ -131,4 +135,5 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         **access_outputs(spec.zone, group.name, selection.instance.gpus),
         "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
             gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
+        **(serving_outputs(selection, serving.ip_address) if serving else {}),
     }

@@ -30,6 +30,7 @@ from .image import BootImage
 from .labels import Describer, Labeler, short_name
 from .network import ClusterNetworks
 from .repair import auto_healing, lifecycle_policy, update_policy
+from .serving import group_ignore_changes
 
 TERMINATE = "TERMINATE"
 SPOT = "SPOT"
@@ -99,14 +100,14 @@ def build_group(name: str, selection: Selection, template: gcp.compute.InstanceT
         zone=spec.zone,
         base_instance_name=base_name,
         description=describe("nodes"),
-        target_size=spec.nodes,
+        target_size=spec.nodes,  # the starting size; an inference autoscaler owns it afterwards
         versions=[gcp.compute.InstanceGroupManagerVersionArgs(name="nodes", instance_template=template.id)],
         update_policy=update_policy(spec),
         auto_healing_policies=auto_healing(health_check) if health_check else None,
         instance_lifecycle_policy=lifecycle_policy(),
         resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(
             workload_policy=workload_policy.self_link) if workload_policy else None,
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=group_ignore_changes(spec))),
     )
 
 

@@ -64,6 +64,8 @@ def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv
                                   "exporter scrape from the cluster subnet and access.monitoring_cidrs"))
     rules.append(FirewallRule("fw-health", primary.role, (("tcp", (str(HEALTH_ENDPOINT_PORT),)),),
                               HEALTH_CHECK_SOURCES, "autohealing health checks from Google's probe ranges"))
+    from .serving import serving_firewalls  # inference rules (README "Inference")
+    rules += serving_firewalls(spec, primary.role, subnet)
     for vpc in layout[1:]:
         if vpc.firewall_allowed:
             rules.append(FirewallRule(f"fw-internal-{vpc.role}", vpc.role, ALL_TRAFFIC,

@@ -31,6 +31,9 @@ COMPUTED_OUTPUTS = {
     "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
     "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
+    "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": {"instanceGroup": "instance-group-placeholder"},
+    "gcp:compute/forwardingRule:ForwardingRule": {"ipAddress": "10.0.0.250"},
 }
 
 

@@ -13,6 +13,7 @@ from rich.tree import Tree
 
 from ..catalog.cost import cost_table_lines
 from ..storage_cost import storage_cost_lines
+from ..serving import serving_cost_lines
 from .mocks import DeclaredResource
 from .runner import PlanResult
 
@@ -43,7 +44,10 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
         console.print("[bold]Cost[/bold] (catalog prices, USD)")
         console.print(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
         console.print(escape("\n".join(storage_cost_lines(result.outputs))))
-    for note in notes + [f"warning: {w}" for w in result.outputs.get("warnings") or []]:
+    if result.outputs.get("inference_cost"):
+        console.print(escape("\n".join(serving_cost_lines(result.outputs["inference_cost"]))))
+    warnings = [*(result.outputs.get("warnings") or []), *(result.outputs.get("inference_warnings") or [])]
+    for note in notes + [f"warning: {w}" for w in warnings]:
         console.print(f"[yellow]{escape(note)}[/yellow]")
 
 

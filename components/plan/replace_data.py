@@ -36,6 +36,40 @@ def _facts(properties: str, source: str, note: str = "") -> ReplaceFacts:
 
 
 REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
+    # Inference serving (issue 16): read from memory of the provider source, not re-read here (UNVERIFIED).
+    "aws:autoscaling/attachment:Attachment": _facts(
+        "autoscalingGroupName elb lbTargetGroupArn", f"{TF_AWS} internal/service/autoscaling/attachment.go",
+        "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "aws:autoscaling/policy:Policy": _facts(
+        "autoscalingGroupName name", f"{TF_AWS} internal/service/autoscaling/policy.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "aws:lb/listener:Listener": _facts(
+        "loadBalancerArn", f"{TF_AWS} internal/service/elbv2/listener.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "aws:lb/loadBalancer:LoadBalancer": _facts(
+        "internal loadBalancerType name namePrefix", f"{TF_AWS} internal/service/elbv2/load_balancer.go",
+        "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "aws:lb/targetGroup:TargetGroup": _facts(
+        "ipAddressType name namePrefix port protocol protocolVersion targetType vpcId",
+        f"{TF_AWS} internal/service/elbv2/target_group.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:authorization:RoleAssignment": _facts(
+        "principalId roleAssignmentName roleDefinitionId scope", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:monitor:AutoscaleSetting": _facts(
+        "autoscaleSettingName location resourceGroupName", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:network:LoadBalancer": _facts(
+        "loadBalancerName location resourceGroupName", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/autoscaler:Autoscaler": _facts(
+        "name project zone", f"{TF_GOOGLE} mmv1/products/compute/Autoscaler.yaml", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/forwardingRule:ForwardingRule": _facts(
+        "allPorts allowGlobalAccess backendService ipAddress ipProtocol loadBalancingScheme name network "
+        "networkTier ports project region subnetwork", f"{TF_GOOGLE} mmv1/products/compute/ForwardingRule.yaml",
+        "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/regionBackendService:RegionBackendService": _facts(
+        "loadBalancingScheme name project region", f"{TF_GOOGLE} mmv1/products/compute/RegionBackendService.yaml",
+        "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/regionHealthCheck:RegionHealthCheck": _facts(
+        "name project region", f"{TF_GOOGLE} mmv1/products/compute/RegionHealthCheck.yaml", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:storage/bucketIAMMember:BucketIAMMember": _facts(
+        "bucket condition member role", f"{TF_GOOGLE} google/services/storage/iam_storage_bucket.go",
+        "read from memory of the provider source, not re-read here (UNVERIFIED)"),
     # AWS (Terraform ForceNew)
     "aws:ec2/vpc:Vpc": _facts("cidrBlock ipv4IpamPoolId ipv4NetmaskLength", f"{TF_AWS} internal/service/ec2/vpc_.go"),
     "aws:ec2/subnet:Subnet": _facts(

@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .existing_network import ExistingNetwork
+from .inference import InferenceSpec, Workload, inference_defaults
 from .node import NodeSoftware
 from .permissions import NodePermissions
 from .storage import Storage
@@ -137,3 +138,8 @@ class ClusterSpec(StrictModel):
     node: NodeSoftware = Field(default_factory=NodeSoftware)
     rollout: Rollout = Field(default_factory=Rollout)
     storage: Storage = Field(default_factory=Storage)
+    workload: Workload = "training"
+    """"training", or "inference": Triton behind an internal load balancer (see `inference`). Default: "training"."""
+    inference: Optional[InferenceSpec] = None
+    """With `workload: inference`: model repository, models, Triton version, autoscaling (README "Inference")."""
+    _inference_defaults = model_validator(mode="before")(inference_defaults)

@@ -12,6 +12,7 @@ from typing import Callable
 from .errors import Problem
 from .lifecycle_rules import LIFECYCLE_RULES
 from .storage_rules import STORAGE_RULES  # storage, permissions, existing networks
+from .inference_rules import INFERENCE_RULES
 from .model import ClusterSpec
 
 CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
@@ -136,6 +137,7 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     placement_distance_is_gcp,
     tags_are_valid,
     *LIFECYCLE_RULES,
+    *INFERENCE_RULES,
 )
 
 
