@@ -12,6 +12,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from .monitoring import Monitoring
 from .node import NodeSoftware
 from .strict import StrictModel
 
@@ -121,3 +122,4 @@ class ClusterSpec(StrictModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """Added to every resource besides gpufleet's provenance tags. Default: none."""
     node: NodeSoftware = Field(default_factory=NodeSoftware)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
