@@ -21,6 +21,7 @@ from ..spec import ClusterSpec
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
+from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
 from .outputs import access_outputs
 from .placement import build_placement_group
@@ -46,6 +47,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
 def _build(name: str, selection: Selection, user_data: str, parent: pulumi.ComponentResource) -> dict:
     spec = selection.spec
+    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
     tag = tagger(pulumi.get_stack(), name, spec.tags)
     provider = aws.Provider(f"{name}-provider", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
     child = pulumi.ResourceOptions(parent=parent, provider=provider)
@@ -66,6 +68,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
         "fleet_name": fleet.name,
         **access_outputs(spec.region, fleet.name, selection.instance.gpus),
         "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
+        **build_monitoring_server(name, selection, monitoring, network.vpc_id, network.subnet_id, group.id, tag, child),
     }
 
 

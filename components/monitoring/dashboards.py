@@ -5,12 +5,15 @@ NVLink, InfiniBand/EFA and NIC throughput, and the cost panels) and a per-node v
 memory beside each GPU). Every query uses only metrics from the node's dcgm-exporter counters file
 (cloud_init/files/etc/gpufleet/dcgm-counters.csv) or node_exporter; tests load the JSON back through the SDK's model
 and check that. Cost comes from the catalog: `$usd_per_node_hour` times the nodes answering, and the share of it
-spent on GPUs below 5% utilisation for 30 minutes (the GpuIdle alert's question, in money).
+spent on GPUs below 5% utilisation for 30 minutes (the GpuIdle alert's question, in money). Prices are per node,
+never per cluster, so a change of node count leaves the dashboards (and the server's user data) as they are.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from functools import lru_cache
 
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
@@ -22,6 +25,20 @@ GPU = '{node="$node"}'
 IDLE_GPU = "(avg_over_time(DCGM_FI_DEV_GPU_UTIL[30m]) < 5)"
 MEMORY_PERCENT = ("100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + DCGM_FI_DEV_FB_RESERVED)")
 PER_GPU = "{{node}} GPU {{gpu}}"
+NODES_UP = 'sum(up{job="gpufleet-node"})'
+# Mixed markets: the first `$base_nodes` nodes are on demand, the rest spot.
+CLUSTER_COST = (f"clamp_max({NODES_UP}, $base_nodes) * $usd_per_base_node_hour"
+                f" + clamp_min({NODES_UP} - $base_nodes, 0) * $usd_per_node_hour")
+
+
+@dataclass(frozen=True)
+class NodePricing:
+    """USD per node-hour from the catalog: `base_nodes` (mixed markets' on-demand base) at `usd_per_base_node_hour`,
+    every other node at `usd_per_node_hour`."""
+
+    usd_per_node_hour: float
+    usd_per_base_node_hour: float = 0.0
+    base_nodes: int = 0
 
 
 def _query(expr: str, legend: str = "", ref: str = "A") -> prometheus.Dataquery:
@@ -44,20 +61,22 @@ def _constant(name: str, value: float, label: str) -> dashboard.ConstantVariable
     return dashboard.ConstantVariable(name).label(label).value(f"{value:g}")
 
 
-def cluster_overview(usd_per_node_hour: float, gpus_per_node: int) -> dict:
-    """The cluster at a glance; the two constants come from the stack's catalog selection."""
+def cluster_overview(pricing: NodePricing, gpus_per_node: int) -> dict:
+    """The cluster at a glance; the constants come from the stack's catalog selection."""
     builder = (
         dashboard.Dashboard("gpufleet: GPU cluster overview").uid("gpufleet-overview").tags(["gpufleet", "gpu"])
         .readonly().time("now-6h", "now").refresh("1m")
-        .with_variable(_constant("usd_per_node_hour", usd_per_node_hour, "USD per node-hour (catalog)"))
+        .with_variable(_constant("usd_per_node_hour", pricing.usd_per_node_hour, "USD per node-hour (catalog)"))
+        .with_variable(_constant("usd_per_base_node_hour", pricing.usd_per_base_node_hour,
+                                 "USD per on-demand base node-hour (catalog)"))
+        .with_variable(_constant("base_nodes", pricing.base_nodes, "On-demand base nodes"))
         .with_variable(_constant("gpus_per_node", gpus_per_node, "GPUs per node"))
         .with_row(dashboard.Row("Health"))
         .with_panel(_stat("GPUs reporting", "none", "count(DCGM_FI_DEV_GPU_TEMP)"))
         .with_panel(_stat("GPUs expected", "none", 'sum(up{job="gpufleet-node"}) * $gpus_per_node'))
         .with_panel(_stat("Exporters down", "none", 'count(up{job=~"gpufleet-.*"} == 0) or vector(0)'))
         .with_panel(_stat("Nodes failing the boot check", "none", "count(gpufleet_node_healthy == 0) or vector(0)"))
-        .with_panel(_stat("Cluster cost (USD/h, nodes up)", "currencyUSD",
-                          'sum(up{job="gpufleet-node"}) * $usd_per_node_hour'))
+        .with_panel(_stat("Cluster cost (USD/h, nodes up)", "currencyUSD", CLUSTER_COST))
         .with_panel(_stat("Idle GPU spend (USD/h)", "currencyUSD",
                           f"(count({IDLE_GPU}) or vector(0)) * $usd_per_node_hour / $gpus_per_node"))
         .with_row(dashboard.Row("Utilisation"))
@@ -99,7 +118,7 @@ def cluster_overview(usd_per_node_hour: float, gpus_per_node: int) -> dict:
     return builder.build().to_json()
 
 
-def node_jobs(usd_per_node_hour: float) -> dict:
+def node_jobs(pricing: NodePricing) -> dict:
     """One node: what its jobs use of each GPU and of the host, to find the job that starves or idles a node."""
     node = (dashboard.QueryVariable("node").label("Node").datasource(DATASOURCE)
             .query('label_values(up{job="gpufleet-node"}, node)'))
@@ -107,7 +126,7 @@ def node_jobs(usd_per_node_hour: float) -> dict:
         dashboard.Dashboard("gpufleet: node and job view").uid("gpufleet-node-jobs").tags(["gpufleet", "gpu"])
         .readonly().time("now-3h", "now").refresh("1m")
         .with_variable(node)
-        .with_variable(_constant("usd_per_node_hour", usd_per_node_hour, "USD per node-hour (catalog)"))
+        .with_variable(_constant("usd_per_node_hour", pricing.usd_per_node_hour, "USD per node-hour (catalog)"))
         .with_panel(_series("GPU utilisation", "percent", (f"DCGM_FI_DEV_GPU_UTIL{GPU}", "GPU {{gpu}}")))
         .with_panel(_series("SM activity", "percentunit", (f"DCGM_FI_PROF_SM_ACTIVE{GPU}", "GPU {{gpu}}")))
         .with_panel(_series("GPU memory used", "decmbytes", (f"DCGM_FI_DEV_FB_USED{GPU}", "GPU {{gpu}}")))
@@ -116,14 +135,15 @@ def node_jobs(usd_per_node_hour: float) -> dict:
         .with_panel(_series("Host CPU busy", "percentunit",
                             (f'1 - avg(rate(node_cpu_seconds_total{{node="$node",mode="idle"}}[5m]))', "cpu")))
         .with_panel(_series("Host memory available", "bytes", (f"node_memory_MemAvailable_bytes{GPU}", "available")))
-        .with_panel(_stat("Node cost (USD/h)", "currencyUSD", f'up{{job="gpufleet-node",node="$node"}} * '
-                          "$usd_per_node_hour"))
+        .with_panel(_stat("Node cost (USD/h, spot or on-demand rate)", "currencyUSD",
+                          'up{job="gpufleet-node",node="$node"} * $usd_per_node_hour'))
     )
     return builder.build().to_json()
 
 
-def dashboards(usd_per_node_hour: float, gpus_per_node: int) -> dict[str, str]:
+@lru_cache(maxsize=32)
+def dashboards(pricing: NodePricing, gpus_per_node: int) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs."""
-    boards = {"gpufleet-overview.json": cluster_overview(usd_per_node_hour, gpus_per_node),
-              "gpufleet-node-jobs.json": node_jobs(usd_per_node_hour)}
+    boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node),
+              "gpufleet-node-jobs.json": node_jobs(pricing)}
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}

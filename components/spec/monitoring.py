@@ -58,8 +58,9 @@ class Monitoring(StrictModel):
     SSM / IAP / Bastion port forwarding (README)."""
 
     server: Optional[bool] = None
-    """Declare the monitoring server. Default: on for multi-node clusters (nodes >= 2), off for single-node (dev)
-    clusters, which `nvidia-smi` on the node serves better than a second machine billed by the hour."""
+    """Declare the monitoring server. Default: on for training clusters (multi-node, or on an RDMA fabric, so growing
+    a one-node EFA/InfiniBand cluster touches only the fleet), off for single-node TCP (dev) clusters, which
+    `nvidia-smi` on the node serves better than a second machine billed by the hour."""
     retention_days: int = Field(30, ge=1, le=3650)
     """Days of metrics Prometheus keeps on its data disk. Default: 30."""
     data_disk_gib: int = Field(50, ge=10, le=16384)
@@ -73,6 +74,8 @@ class Monitoring(StrictModel):
     alerts: Alerts = Field(default_factory=Alerts)
 
 
-def server_enabled(monitoring: Monitoring, nodes: int) -> bool:
-    """The `server` default: on for multi-node clusters."""
-    return monitoring.server if monitoring.server is not None else nodes > 1
+def server_enabled(monitoring: Monitoring, nodes: int, fabric: str | None) -> bool:
+    """The `server` default: on for multi-node clusters and any cluster on an RDMA fabric (`fabric` as selected)."""
+    if monitoring.server is not None:
+        return monitoring.server
+    return nodes > 1 or fabric not in (None, "tcp")

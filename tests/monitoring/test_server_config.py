@@ -13,7 +13,7 @@ import yaml
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models.dashboard import Dashboard, RowPanel
 
-from gpufleet.monitoring.dashboards import dashboards
+from gpufleet.monitoring.dashboards import NodePricing, dashboards
 from gpufleet.monitoring.scrape import aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
 from gpufleet.monitoring.server import paths
 from gpufleet.monitoring.server.cloud_config import ServerSettings, server_user_data
@@ -35,13 +35,13 @@ CLOUD_JOBS = {
 NODE_EXPORTER = {"up", "node_cpu_seconds_total", "node_memory_MemAvailable_bytes", "node_network_receive_bytes_total",
                  "node_network_transmit_bytes_total", "node_infiniband_port_data_received_bytes_total",
                  "node_infiniband_port_data_transmitted_bytes_total", "gpufleet_node_healthy"}
-PROMQL_WORDS = {"sum", "by", "count", "rate", "increase", "avg", "avg_over_time", "or", "vector", "and", "node",
+PROMQL_WORDS = {"sum", "by", "count", "rate", "clamp_max", "clamp_min", "increase", "avg", "avg_over_time", "or", "vector", "and", "node",
                 "job", "mode", "device", "label_values", "gpu"}
 
 
 def user_data(cloud: str, alerts: dict | None = None) -> dict:
     monitoring = Monitoring.model_validate({"retention_days": 45, "alerts": alerts or {}})
-    text = server_user_data(monitoring, CLOUD_JOBS[cloud], dashboards(98.32, 8),
+    text = server_user_data(monitoring, CLOUD_JOBS[cloud], dashboards(NodePricing(98.32, 120.5, 2), 8),
                             ServerSettings(cloud, "/dev/disk/by-id/data", {"slack-webhook": "ref"}))
     return yaml.safe_load(text) | {"_text": text}
 
@@ -143,7 +143,7 @@ def _panels(board: Dashboard) -> list:
 @pytest.fixture(scope="module")
 def loaded_boards() -> dict[str, Dashboard]:
     register_default_plugins()
-    return {name: Dashboard.from_json(json.loads(text)) for name, text in dashboards(98.32, 8).items()}
+    return {name: Dashboard.from_json(json.loads(text)) for name, text in dashboards(NodePricing(98.32, 120.5, 2), 8).items()}
 
 
 def test_dashboards_load_back_through_the_sdk_model(loaded_boards):
@@ -169,3 +169,4 @@ def test_every_dashboard_metric_is_exported_by_the_nodes(loaded_boards):
 def test_cost_panels_use_the_catalog_price(loaded_boards):
     variables = {v.name: v.query for v in loaded_boards["gpufleet-overview.json"].templating.list_val}
     assert variables["usd_per_node_hour"] == "98.32" and variables["gpus_per_node"] == "8"
+    assert variables["usd_per_base_node_hour"] == "120.5" and variables["base_nodes"] == "2"

@@ -8,6 +8,12 @@ def _subnet(args: dict) -> dict:
             "availabilityZone": "placeholder-az", "availabilityZoneId": "placeholder-az-id"}
 
 
+def _parameter(args: dict) -> dict:
+    """A public SSM parameter (the Ubuntu AMI id for the monitoring server): a placeholder value."""
+    return {"name": args["name"], "value": "ami-placeholder", "type": "String", "arn": "arn:placeholder"}
+
+
 CALLS = {
     "aws:ec2/getSubnet:getSubnet": _subnet,
+    "aws:ssm/getParameter:getParameter": _parameter,
 }
