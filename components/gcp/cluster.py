@@ -27,6 +27,7 @@ from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .identity import build_identity
 from .image import BootImage, boot_image
 from .labels import describer, labeler, normalise_value
+from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_networks
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
@@ -80,6 +81,7 @@ class GcpGpuCluster(pulumi.ComponentResource):
 
 def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> dict:
     selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
+    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
     child = pulumi.ResourceOptions(parent=parent)
     project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project
     label, describe = labeler(stack, spec.tags), describer(stack)
@@ -110,4 +112,6 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         **access_outputs(spec.zone, group.name, selection.instance.gpus),
         "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
             gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
+        **build_monitoring_server(name, selection, monitoring, project, networks.vpcs["net"].id,
+                                  networks.subnets["subnet"].id, label, describe, child),
     }
