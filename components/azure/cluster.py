@@ -19,6 +19,7 @@ from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec, Problem, SpecError
 from .fabric import infiniband_partition
+from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
 from .network import build_network, build_resource_group
 from .nodes import build_scale_sets
 from .outputs import access_outputs, azure_warnings
@@ -65,8 +66,10 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     spec = selection.spec
     tag = tagger(pulumi.get_stack(), spec.tags)
     child = pulumi.ResourceOptions(parent=parent)
+    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
     resource_group = build_resource_group(name, spec, tag, child)
-    security = build_security(name, spec, resource_group, tag, child)
+    monitoring_asg = build_monitoring_asg(name, spec.region, resource_group, monitoring, tag, child)
+    security = build_security(name, spec, resource_group, tag, child, monitoring_asg)
     node_network = build_network(name, spec, resource_group, security.nsg_id, tag, child)
     proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
     partition = infiniband_partition(spec, selection.instance)
@@ -86,6 +89,8 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
         "scale_sets": [scale_set.name for scale_set in scale_sets],
         **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
         "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
+        **build_monitoring_server(name, selection, monitoring, resource_group, node_network.subnet_id, security.nsg_id,
+                                  monitoring_asg, [s.name for s in scale_sets], tag, child),
     }
 
 
