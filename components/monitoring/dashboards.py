@@ -15,6 +15,9 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
+import sys
+from pathlib import Path
+
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
@@ -147,3 +150,22 @@ def dashboards(pricing: NodePricing, gpus_per_node: int) -> dict[str, str]:
     boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node),
               "gpufleet-node-jobs.json": node_jobs(pricing)}
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}
+
+
+SHIPPED = Path(__file__).parent
+SHIPPED_PRICING = NodePricing(usd_per_node_hour=0.0)  # set the constants to your price after importing
+SHIPPED_GPUS_PER_NODE = 8
+
+
+def shipped_dashboards() -> dict[str, str]:
+    """The dashboards as shipped in the package (components/monitoring/*.json), priced at 0 for 8-GPU nodes."""
+    return dashboards(SHIPPED_PRICING, SHIPPED_GPUS_PER_NODE)
+
+
+if __name__ == "__main__":
+    # .venv/bin/python -m gpufleet.monitoring.dashboards --write   # regenerates the shipped JSON files
+    for file_name, text in shipped_dashboards().items():
+        if "--write" in sys.argv:
+            (SHIPPED / file_name).write_text(text)
+        else:
+            print(text)
