@@ -50,5 +50,7 @@ def alertmanager_config(alerts: Alerts) -> str:
 
 
 def alertmanager_args() -> str:
-    """ARGS for /etc/default/prometheus-alertmanager: localhost only, and no gossip port (one instance)."""
-    return f"--web.listen-address={paths.ALERTMANAGER_LISTEN} --cluster.listen-address="
+    """ARGS for /etc/default/prometheus-alertmanager: localhost only, no gossip port (one instance), its silences
+    and notification log on the data disk."""
+    return (f"--config.file={paths.ALERTMANAGER_CONFIG} --web.listen-address={paths.ALERTMANAGER_LISTEN} "
+            f"--cluster.listen-address= --storage.path={paths.ALERTMANAGER_DATA}")

@@ -32,7 +32,7 @@ AmbientCapabilities=
 
 WRITABLE = {
     "prometheus": [paths.PROMETHEUS_DATA],
-    "prometheus-alertmanager": ["/var/lib/prometheus/alertmanager"],
+    "prometheus-alertmanager": [paths.ALERTMANAGER_DATA],
     "grafana-server": ["/var/lib/grafana", "/var/log/grafana"],
 }
 
@@ -55,7 +55,7 @@ GRAFANA_ENVIRONMENT = {
 def drop_in(service: str) -> str:
     """/etc/systemd/system/<service>.service.d/gpufleet.conf."""
     lines = ["[Unit]", "After=gpufleet-monitoring-setup.service", "", "[Service]", COMMON.rstrip("\n"),
-             *(f"ReadWritePaths={path}" for path in WRITABLE[service])]
+             *(f"ReadWritePaths=-{path}" for path in WRITABLE[service])]
     if service == "grafana-server":
         lines += [f"Environment={key}={value}" for key, value in GRAFANA_ENVIRONMENT.items()]
     return "\n".join(lines) + "\n"

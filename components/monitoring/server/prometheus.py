@@ -32,5 +32,5 @@ def prometheus_config(jobs: list[dict[str, Any]]) -> str:
 
 def prometheus_args(retention_days: int) -> str:
     """ARGS for /etc/default/prometheus: listen on localhost only, keep `retention_days` on the data disk."""
-    return (f"--web.listen-address={paths.PROMETHEUS_LISTEN} --storage.tsdb.path={paths.PROMETHEUS_DATA}/metrics2 "
-            f"--storage.tsdb.retention.time={retention_days}d")
+    return (f"--config.file={paths.PROMETHEUS_CONFIG} --web.listen-address={paths.PROMETHEUS_LISTEN} "
+            f"--storage.tsdb.path={paths.PROMETHEUS_DATA}/metrics2 --storage.tsdb.retention.time={retention_days}d")
