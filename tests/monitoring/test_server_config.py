@@ -102,7 +102,7 @@ def test_grafana_is_local_with_anonymous_access_off():
                    if f["path"].endswith("grafana-server.service.d/gpufleet.conf"))
     assert "Environment=GF_SERVER_HTTP_ADDR=127.0.0.1" in drop_in
     assert "Environment=GF_AUTH_ANONYMOUS_ENABLED=false" in drop_in
-    assert f"Environment=GF_SECURITY_ADMIN_PASSWORD__FILE={paths.GRAFANA_ADMIN_PASSWORD}" in drop_in
+    assert f"Environment=GF_SECURITY_ADMIN_PASSWORD=$__file{{{paths.GRAFANA_ADMIN_PASSWORD}}}" in drop_in
 
 
 def test_hardening_drop_ins_pass_systemd_analyze(tmp_path):

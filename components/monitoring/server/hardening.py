@@ -43,7 +43,9 @@ GRAFANA_ENVIRONMENT = {
     "GF_AUTH_DISABLE_SIGNOUT_MENU": "false",
     "GF_USERS_ALLOW_SIGN_UP": "false",
     "GF_SECURITY_ADMIN_USER": "admin",
-    "GF_SECURITY_ADMIN_PASSWORD__FILE": paths.GRAFANA_ADMIN_PASSWORD,
+    # Grafana expands $__file{} in values after applying GF_* overrides (pkg/setting/setting.go, expandConfig);
+    # the `__FILE` suffix is only a feature of the Docker image's entrypoint.
+    "GF_SECURITY_ADMIN_PASSWORD": f"$__file{{{paths.GRAFANA_ADMIN_PASSWORD}}}",
     "GF_SECURITY_DISABLE_GRAVATAR": "true",
     "GF_SECURITY_COOKIE_SAMESITE": "strict",
     "GF_ANALYTICS_REPORTING_ENABLED": "false",
