@@ -40,7 +40,6 @@ GRAFANA_ENVIRONMENT = {
     "GF_SERVER_HTTP_ADDR": paths.GRAFANA_ADDR,
     "GF_SERVER_HTTP_PORT": str(paths.GRAFANA_PORT),
     "GF_AUTH_ANONYMOUS_ENABLED": "false",
-    "GF_AUTH_DISABLE_SIGNOUT_MENU": "false",
     "GF_USERS_ALLOW_SIGN_UP": "false",
     "GF_SECURITY_ADMIN_USER": "admin",
     # Grafana expands $__file{} in values after applying GF_* overrides (pkg/setting/setting.go, expandConfig);
