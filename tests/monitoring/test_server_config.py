@@ -162,3 +162,15 @@ def test_cost_panels_use_the_catalog_price(loaded_boards):
     variables = {v.name: v.query for v in loaded_boards["gpufleet-overview.json"].templating.list_val}
     assert variables["usd_per_node_hour"] == "98.32" and variables["gpus_per_node"] == "8"
     assert variables["usd_per_base_node_hour"] == "120.5" and variables["base_nodes"] == "2"
+
+
+def test_setup_unit_passes_systemd_analyze(tmp_path):
+    tool = require_tool("systemd-analyze", "install it with `apt-get install -y systemd`")
+    files = write_files(user_data("azure"), tmp_path)
+    script = files[paths.SETUP_SCRIPT]
+    script.chmod(0o755)
+    unit = tmp_path / "gpufleet-monitoring-setup.service"
+    unit.write_text(files["/etc/systemd/system/gpufleet-monitoring-setup.service"].read_text()
+                    .replace(paths.SETUP_SCRIPT, str(script)))
+    result = subprocess.run([tool, "verify", "--man=no", str(unit)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
