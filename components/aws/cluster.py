@@ -24,6 +24,7 @@ from ..serving import serving_outputs
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
+from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
 from .permissions import grant_node_permissions
 from .outputs import access_outputs
@@ -58,6 +59,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
 def _build(name: str, selection: Selection, user_data: str, parent: pulumi.ComponentResource) -> dict:
     spec = selection.spec
+    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
     tag = tagger(pulumi.get_stack(), name, spec.tags)
     provider = aws.Provider(f"{name}-provider", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
     child = pulumi.ResourceOptions(parent=parent, provider=provider)
@@ -91,6 +93,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
         **access_outputs(spec.region, fleet.name, selection.instance.gpus),
         "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
         **(serving_outputs(selection, serving.load_balancer.dns_name) if serving else {}),
+        **build_monitoring_server(name, selection, monitoring, network.vpc_id, network.subnet_id, group.id, tag, child),
     }
 
 

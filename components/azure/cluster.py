@@ -24,6 +24,7 @@ from ..storage_boot import user_data_with_source
 from .fabric import infiniband_partition
 from .network import build_network, build_resource_group, node_subnet_cidr
 from .permissions import grant_roles
+from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
 from .nodes import build_scale_sets
 from .outputs import access_outputs, azure_warnings
 from .placement import build_proximity_group
@@ -72,8 +73,10 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     spec = selection.spec
     tag = tagger(pulumi.get_stack(), spec.tags)
     child = pulumi.ResourceOptions(parent=parent)
+    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
     resource_group = build_resource_group(name, spec, tag, child)
-    security = build_security(name, spec, resource_group, tag, child)
+    monitoring_asg = build_monitoring_asg(name, spec.region, resource_group, monitoring, tag, child)
+    security = build_security(name, spec, resource_group, tag, child, monitoring_asg)
     node_network = build_network(name, spec, resource_group, security.nsg_id, tag, child)
     proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
     partition = infiniband_partition(spec, selection.instance)
@@ -112,6 +115,8 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
         "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
         **(serving_outputs(selection, frontend_address(spec) or balancer.frontend_ip_configurations.apply(
             lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
+        **build_monitoring_server(name, selection, monitoring, resource_group, node_network.subnet_id, security.nsg_id,
+                                  monitoring_asg, [s.name for s in scale_sets], tag, child),
     }
 
 

@@ -12,6 +12,7 @@ Outbound keeps Azure's defaults (egress leaves through the NAT gateway).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -26,7 +27,8 @@ SSH_PORT = 22
 DCGM_EXPORTER_PORT = 9400
 NODE_EXPORTER_PORT = 9100
 VNET_TAG = "VirtualNetwork"
-PRIORITY = {"ssh": 100, "cluster": 110, "storage": 115, "exporters-vnet": 120, "exporters-monitoring": 130, "deny": 4096}
+PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "exporters-vnet": 120,
+            "exporters-monitoring": 130, "deny": 4096}
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,10 @@ def exporter_ports(spec: ClusterSpec) -> list[str]:
             if enabled]
 
 
-def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
-    """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`."""
+def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
+                   monitoring_asg_id: Optional[pulumi.Input[str]] = None) -> list[dict]:
+    """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`, the monitoring
+    server (when there is one) `monitoring_asg_id`, reachable on SSH from `access.ssh_cidrs` only."""
     nodes = [{"id": asg_id}]
     rules = []
 
@@ -56,6 +60,9 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
     ssh_cidrs = [str(c) for c in spec.access.ssh_cidrs]
     if ssh_cidrs:
         allow("ssh", "allow-ssh", "Tcp", [str(SSH_PORT)], source_address_prefixes=ssh_cidrs)
+        if monitoring_asg_id is not None:
+            rules.append({**rules[-1], "name": "allow-ssh-monitoring", "priority": PRIORITY["ssh-monitoring"],
+                          "destination_application_security_groups": [{"id": monitoring_asg_id}]})
     allow("cluster", "allow-cluster", "*", ["*"], source_application_security_groups=nodes)
     rules += node_storage_rules(spec, asg_id, PRIORITY["storage"])  # Lustre from the filesystem subnet (storage.py)
     ports = exporter_ports(spec)
@@ -73,10 +80,10 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
 
 
 def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], tag: Tagger,
-                   opts: pulumi.ResourceOptions) -> Security:
+                   opts: pulumi.ResourceOptions, monitoring_asg_id: Optional[pulumi.Input[str]] = None) -> Security:
     asg = network.ApplicationSecurityGroup(f"{name}-asg", resource_group_name=resource_group, location=spec.region,
                                            tags=tag("asg"), opts=opts)
-    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id)]
+    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id, monitoring_asg_id)]
     nsg = network.NetworkSecurityGroup(f"{name}-nsg", resource_group_name=resource_group, location=spec.region,
                                        security_rules=rules, tags=tag("nsg"), opts=opts)
     return Security(nsg_id=nsg.id, asg_id=asg.id)

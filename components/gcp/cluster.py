@@ -33,6 +33,7 @@ from .labels import describer, labeler, normalise_value
 from .network import build_networks, with_primary_range
 from .permissions import grant_node_roles
 from .storage import build_shared_storage
+from .monitoring_server import build_monitoring_server, plan_monitoring
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
 from .placement import build_placement_policy, placement_plan, policy_path, uses_workload_policy
@@ -89,6 +90,7 @@ class GcpGpuCluster(pulumi.ComponentResource):
 
 def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> dict:
     selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
+    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
     child = pulumi.ResourceOptions(parent=parent)
     project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project
     label, describe = labeler(stack, spec.tags), describer(stack)
@@ -136,4 +138,6 @@ def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> di
         "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
             gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
         **(serving_outputs(selection, serving.ip_address) if serving else {}),
+        **build_monitoring_server(name, selection, monitoring, project, networks.vpcs["net"].id,
+                                  networks.subnets["subnet"].id, label, describe, child),
     }

@@ -17,6 +17,7 @@ from pulumi.runtime.mocks import MockMonitor
 from .calls import CALLS
 
 PLACEHOLDER_SUFFIX = "-id"
+SECRET_MASK = "[secret]"
 # Outputs the provider computes that the program reads back; answered with fixed placeholders.
 SELF_LINK_SUFFIX = "-self-link"  # GCP resources' computed `selfLink`, a placeholder like the ids
 COMPUTED_OUTPUTS = {
@@ -73,7 +74,9 @@ class RecordingMonitor(MockMonitor):
 
 
 def _plain(value):
-    """Inputs as JSON-ready data: dicts with sorted keys, lists, scalars."""
+    """Inputs as JSON-ready data: dicts with sorted keys, lists, scalars; Pulumi secrets masked, as previews show them."""
+    if rpc.is_rpc_secret(value):
+        return SECRET_MASK
     if isinstance(value, dict):
         return {key: _plain(value[key]) for key in sorted(value)}
     if isinstance(value, (list, tuple)):

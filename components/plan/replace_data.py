@@ -36,6 +36,31 @@ def _facts(properties: str, source: str, note: str = "") -> ReplaceFacts:
 
 
 REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
+    # Monitoring server (issue 15): read from memory of the provider source, not re-read here (UNVERIFIED).
+    "aws:ebs/volume:Volume": _facts(
+        "availabilityZone encrypted kmsKeyId outpostArn snapshotId", f"{TF_AWS} internal/service/ec2/ebs_volume.go",
+        "size, type, IOPS and throughput are modified in place; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "aws:ec2/instance:Instance": _facts(
+        "ami availabilityZone ebsBlockDevices ephemeralBlockDevices hostId keyName networkInterfaces placementGroup "
+        "privateIp subnetId tenancy", f"{TF_AWS} internal/service/ec2/ec2_instance.go",
+        "userData replaces only with userDataReplaceOnChange; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "aws:ec2/volumeAttachment:VolumeAttachment": _facts(
+        "deviceName instanceId volumeId", f"{TF_AWS} internal/service/ec2/ec2_volume_attachment.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:authorization:RoleDefinition": _facts("roleDefinitionId scope", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:compute:Disk": _facts(
+        "creationData diskName location resourceGroupName zones", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:compute:VirtualMachine": _facts(
+        "location osProfile resourceGroupName vmName zones", AZURE_NATIVE,
+        "osProfile (customData) cannot change on an existing VM; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:keyvault:Vault": _facts("location resourceGroupName vaultName", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "azure-native:network:NetworkInterface": _facts(
+        "location networkInterfaceName resourceGroupName", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/disk:Disk": _facts(
+        "image name project snapshot type zone", f"{TF_GOOGLE} mmv1/products/compute/Disk.yaml",
+        "size grows in place; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/instance:Instance": _facts(
+        "bootDisk metadataStartupScript name project scratchDisks zone",
+        f"{TF_GOOGLE} google/services/compute/resource_compute_instance.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
     # Inference serving (issue 16): read from memory of the provider source, not re-read here (UNVERIFIED).
     "aws:autoscaling/attachment:Attachment": _facts(
         "autoscalingGroupName elb lbTargetGroupArn", f"{TF_AWS} internal/service/autoscaling/attachment.go",

@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .existing_network import ExistingNetwork
 from .inference import InferenceSpec, Workload, inference_defaults
+from .monitoring import Monitoring
 from .node import NodeSoftware
 from .permissions import NodePermissions
 from .storage import Storage
@@ -143,3 +144,4 @@ class ClusterSpec(StrictModel):
     inference: Optional[InferenceSpec] = None
     """With `workload: inference`: model repository, models, Triton version, autoscaling (README "Inference")."""
     _inference_defaults = model_validator(mode="before")(inference_defaults)
+    monitoring: Monitoring = Field(default_factory=Monitoring)

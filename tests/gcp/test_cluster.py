@@ -253,7 +253,7 @@ def test_resource_count_stays_flat_as_nodes_grow():
 
 
 def test_service_account_gets_only_log_metric_and_own_instance_label_rights():
-    result = plan_of(TRAIN)
+    result = plan_of({**TRAIN, "monitoring": {"server": False}})  # the nodes' identity alone
     account = one(result, "gcp:serviceaccount/account:Account").inputs
     assert account["accountId"] == "gpufleet-test-nodes"
     members = by_name(result, "gcp:projects/iAMMember:IAMMember")

@@ -43,7 +43,8 @@ def _efs(args: dict) -> dict:
 
 
 def _parameter(args: dict) -> dict:
-    """A public SSM parameter (an image's AMI id): a stable stand-in per parameter name, shaped like an AMI id."""
+    """A public SSM parameter (a node's or the monitoring server's AMI id): a stable stand-in per parameter name,
+    shaped like an AMI id."""
     name = args.get("name", "")
     digest = hashlib.sha256(name.encode()).hexdigest()[:17]
     return {"id": name, "name": name, "type": "String", "value": f"ami-{digest}", "version": 1, "arn": "",
