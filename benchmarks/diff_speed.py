@@ -2,7 +2,8 @@
 
 For each of two stacks: the time of `gpufleet plan STACK --json`, of `gpufleet diff BASE.json HEAD.json` (two plan
 files), and of `gpufleet diff git:HEAD:STACK git:HEAD:STACK` (both sides planned in one warm process because the
-ref's code is this checkout's; a ref with other code adds a child interpreter that runs beside it). Best of 3.
+ref's code is this checkout's), and of a diff whose base ref has other code (a child interpreter plans it beside
+this process). Best of 3.
 
     .venv/bin/python benchmarks/diff_speed.py [STACK STACK]
 """
@@ -19,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GPUFLEET = str(Path(sys.executable).parent / "gpufleet")
 REPEATS = 3
 GOAL = 1.5
+OTHER_CODE_REF = "087272c"  # the package-dir commit: its components/ differ from any later checkout's
 
 
 def best_of(command: list[str], ok: tuple[int, ...] = (0, 1)) -> float:
@@ -44,7 +46,9 @@ def main() -> None:
             plan = best_of([GPUFLEET, "plan", stack, "--json"], ok=(0,))
             files = best_of([GPUFLEET, "diff", str(base), str(head), "--markdown"])
             refs = best_of([GPUFLEET, "diff", f"git:HEAD:{stack}", f"git:HEAD:{stack}", "--markdown"])
-            for label, seconds in (("diff of two plan files", files), ("diff git:HEAD vs git:HEAD", refs)):
+            other = best_of([GPUFLEET, "diff", f"git:{OTHER_CODE_REF}:{stack}", f"git:HEAD:{stack}", "--markdown"])
+            for label, seconds in (("diff of two plan files", files), ("diff git:HEAD vs git:HEAD", refs),
+                                   (f"diff git:{OTHER_CODE_REF} (a child interpreter) vs git:HEAD", other)):
                 ratio = seconds / plan
                 verdict = "ok" if ratio < GOAL else f"OVER the {GOAL}x goal"
                 print(f"{stack}: plan {plan:.2f} s; {label} {seconds:.2f} s = {ratio:.2f}x ({verdict})")
