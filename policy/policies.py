@@ -7,6 +7,8 @@ pack. Kept apart from `__main__.py` because constructing a PolicyPack starts the
 
 from __future__ import annotations
 
+from typing import Any
+
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -39,13 +41,30 @@ def _settings(rule: Rule, config) -> dict:
     return {**rule.config, **dict(config or {})}
 
 
+def plain(value: Any) -> Any:
+    """The engine hands policies its unknown-checking proxies (Mapping/Sequence, not dict/list), which raise on an
+    unknown value. The rules want plain data: unwrap them, keeping an unknown as its sentinel string (an opaque
+    value, equal to the same unknown elsewhere) so that one unknown id does not stop a whole policy in preview."""
+    if _is_proxy(value):
+        value = value["__target"]  # the wrapped dict or list; its items are proxies or plain values
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+def _is_proxy(value: Any) -> bool:
+    return type(value).__name__ in ("_DictProxy", "_ListProxy")
+
+
 def _message(why: str, fix: str) -> str:
     return f"{why}. Fix: {fix}."
 
 
 def resource_policy(rule: Rule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-        resource = Resource(args.resource_type, dict(args.props), args.urn, args.name)
+        resource = Resource(args.resource_type, plain(args.props), args.urn, args.name)
         for finding in rule.check(resource, _settings(rule, args.get_config())):
             report_violation(_message(finding.why, finding.fix), None)
 
@@ -55,7 +74,7 @@ def resource_policy(rule: Rule) -> ResourceValidationPolicy:
 
 def stack_policy(rule: Rule) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        resources = [Resource(r.resource_type, dict(r.props), r.urn, r.name) for r in args.resources]
+        resources = [Resource(r.resource_type, plain(r.props), r.urn, r.name) for r in args.resources]
         for resource, finding in rule.stack_check(resources, _settings(rule, args.get_config())):
             report_violation(_message(finding.why, finding.fix), resource.urn or None)
 

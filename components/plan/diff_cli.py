@@ -33,6 +33,7 @@ def add_commands(subparsers) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
+    from ..policy.engine import BadPlan
     from .diff import diff_plans
     from .diff_render import diff_json, diff_markdown, diff_text
     from .sources import BadSource, load_sides
@@ -40,7 +41,7 @@ def run_diff(args: argparse.Namespace) -> int:
     try:
         base, head = load_sides([args.base, args.head])
         result = diff_plans(base, head)
-    except BadSource as err:
+    except (BadSource, BadPlan) as err:
         return _bad(str(err))
     except (KeyError, TypeError, AttributeError) as err:  # a JSON file shaped almost like a plan
         return _bad(f"not a plan: {type(err).__name__} {err}")

@@ -170,11 +170,13 @@ def diff_text(diff: PlanDiff) -> str:
     for c in diff.changed:
         mark = "REPLACE" if c.replace else "~"
         lines.append(f"{mark} {c.name} ({c.type}){': ' + c.replace if c.replace else ''}")
-        lines += [f"    {p.path}: {_plain(p.before)} -> {_plain(p.after)}{'  (forces replacement)' if p.replaces else ''}"
+        lines += [f"    {p.path}: {_plain(p.before)} -> {_plain(p.after)}"
+                  + ("  (forces replacement)" if p.replaces else "")
                   for p in c.changes]
     for c in diff.outputs:
         lines.append(f"output {c.path}: {_plain(c.before)} -> {_plain(c.after)}")
-    lines += [f"new warning: {w}" for w in diff.warnings_added] + [f"removed warning: {w}" for w in diff.warnings_removed]
+    lines += [f"new warning: {w}" for w in diff.warnings_added]
+    lines += [f"removed warning: {w}" for w in diff.warnings_removed]
     if diff.user_data:
         lines.append(USER_DATA_NOTE)
         for text in diff.user_data.values():

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Callable
 
 from .runner import PROJECT_DIR
 
@@ -38,21 +38,18 @@ class BadSource(ValueError):
 
 
 def load_sides(specs: list[str], repo: Path = PROJECT_DIR) -> list[dict]:
-    """The plan document of each side, planning git sides (child interpreters run side by side)."""
-    jobs: list[Any] = []
-    for spec in specs:
-        jobs.append(_load_file(spec) if not spec.startswith("git:") else _git_job(spec, repo))
+    """The plan document of each side. Sides needing a child interpreter run side by side; sides planned in this
+    process run one after the other (the Pulumi runtime is one per process)."""
+    jobs = [_git_job(spec, repo) if spec.startswith("git:") else (False, _file_job(spec)) for spec in specs]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = [pool.submit(job) if callable(job) and getattr(job, "child", False) else None for job in jobs]
-        results = []
-        for job, future in zip(jobs, futures):
-            if future is not None:
-                results.append(future.result())
-            elif callable(job):
-                results.append(job())
-            else:
-                results.append(job)
-    return results
+        children = {i: pool.submit(run) for i, (in_child, run) in enumerate(jobs) if in_child}
+        here = {i: run() for i, (in_child, run) in enumerate(jobs) if not in_child}
+        return [children[i].result() if i in children else here[i] for i in range(len(jobs))]
+
+
+def _file_job(spec: str) -> Callable[[], dict]:
+    document = _load_file(spec)
+    return lambda: document
 
 
 def _load_file(spec: str) -> dict:
@@ -79,7 +76,8 @@ def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=check)
 
 
-def _git_job(spec: str, repo: Path):
+def _git_job(spec: str, repo: Path) -> tuple[bool, Callable[[], dict]]:
+    """(runs in a child interpreter, the planning call) for one git side; refuses a missing ref or stack."""
     ref, stack = parse_git_spec(spec)
     if _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).returncode != 0:
         raise BadSource(f"{spec}: no git ref {ref!r} in {repo}")
@@ -91,13 +89,8 @@ def _git_job(spec: str, repo: Path):
         raise BadSource(f"{spec}: no stack {stack!r} at {ref} (expected one of {', '.join(names) or 'none'})")
     same_code = _git(repo, "diff", "--quiet", ref, "--", *CODE_PATHS, check=False).returncode == 0
     if same_code:
-        return lambda: _plan_here(stack, shown.stdout)
-
-    def child() -> dict:
-        return _plan_in_worktree(repo, ref, stack, spec)
-
-    child.child = True  # type: ignore[attr-defined]
-    return child
+        return False, lambda: _plan_here(stack, shown.stdout)
+    return True, lambda: _plan_in_worktree(repo, ref, stack, spec)
 
 
 def _plan_here(stack: str, stack_text: str) -> dict:

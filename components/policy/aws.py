@@ -141,7 +141,8 @@ def _self_rule(group_id: str, group: Resource | None, rules: list[Resource], dir
         props = rule.props
         if str(props.get("ipProtocol", props.get("protocol"))) not in ("-1", "all"):
             continue
-        if rule.type == wanted and props.get("securityGroupId") in ids and props.get("referencedSecurityGroupId") in ids:
+        group, peer = props.get("securityGroupId"), props.get("referencedSecurityGroupId")
+        if rule.type == wanted and group in ids and peer in ids:
             return True
         if rule.type == SG_RULE and props.get("type") == direction and props.get("securityGroupId") in ids and (
                 truthy(props.get("self")) or props.get("sourceSecurityGroupId") in ids):
@@ -154,7 +155,7 @@ def efa_placement_group(resources: list[Resource], config: dict):
     templates = {i: r for r in resources if r.type == LAUNCH_TEMPLATE for i in r.ids()}
     groups = {i: r for r in resources if r.type == PLACEMENT_GROUP for i in r.ids()}
     for asg in (r for r in resources if r.type == ASG):
-        template = templates.get(_template_id(asg.props))
+        template = templates.get(template_id(asg.props))
         if template is None:
             continue
         size = max(_num(asg.props.get("maxSize")), _num(asg.props.get("desiredCapacity")))
@@ -194,7 +195,8 @@ def _reservation(resource: Resource) -> str:
     return ""
 
 
-def _template_id(props: dict) -> str | None:
+def template_id(props: dict) -> str | None:
+    """The launch template an autoscaling group uses (plain or inside a mixed instances policy)."""
     spec = props.get("launchTemplate") or ((props.get("mixedInstancesPolicy") or {}).get("launchTemplate") or {}).get(
         "launchTemplateSpecification") or {}
     return spec.get("id") or spec.get("launchTemplateId") or spec.get("name") or spec.get("launchTemplateName")

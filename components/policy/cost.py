@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import aws, azure, gcp
+from . import aws, azure
 from .common import as_list
 from .model import Finding, Resource
 
@@ -34,11 +34,11 @@ def fleets(resources: list[Resource]) -> list[Fleet]:
     by_id = {i: r for r in resources for i in r.ids()}
     for r in resources:
         if r.type == aws.ASG:
-            template = by_id.get(aws._template_id(r.props) or "")
+            template = by_id.get(aws.template_id(r.props) or "")
             mixed = r.props.get("mixedInstancesPolicy") or {}
             share = (mixed.get("instancesDistribution") or {}).get("onDemandPercentageAboveBaseCapacity")
-            spot = bool(mixed) and share not in (None, 100) or (
-                template is not None and (template.props.get("instanceMarketOptions") or {}).get("marketType") == "spot")
+            market = (template.props.get("instanceMarketOptions") or {}) if template is not None else {}
+            spot = (bool(mixed) and share not in (None, 100)) or market.get("marketType") == "spot"
             overrides = as_list((mixed.get("launchTemplate") or {}).get("overrides"))
             kind = (template.props.get("instanceType") if template else None) or next(
                 (o.get("instanceType") for o in overrides if isinstance(o, dict)), "")

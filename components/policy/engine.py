@@ -38,8 +38,8 @@ def check_resources(resources: list[Resource], rules: Iterable[Rule] = RULES,
         if rule.stack_check:
             violations += [Violation(rule.name, rule.level, resource.urn, f.why, f.fix)
                            for resource, f in rule.stack_check(resources, settings)]
-    return sorted(set(violations), key=lambda v: (RULES.index(next(r for r in RULES if r.name == v.policy))
-                                                  if any(r.name == v.policy for r in RULES) else 0, v.urn, v.why))
+    order = {rule.name: index for index, rule in enumerate(RULES)}
+    return sorted(set(violations), key=lambda v: (order.get(v.policy, len(order)), v.urn, v.why))
 
 
 def check_plan(document: Any, config: dict[str, dict] | None = None) -> list[Violation]:

@@ -30,6 +30,8 @@ def test_a_change_of_nodes_changes_only_the_fleet_size_with_a_cost_delta_and_no_
 @pytest.mark.parametrize(("stack", "zone", "zonal"), [
     ("aws-train", "use2-az1", {"aws:ec2/subnet:Subnet"}),
     ("gcp-train", "us-central1-b", {"gcp:compute/instanceGroupManager:InstanceGroupManager"}),
+    ("azure-train", "'2'", {"azure-native:compute:VirtualMachineScaleSet", "azure-native:network:NatGateway",
+                            "azure-native:network:PublicIPAddress"}),
 ])
 def test_a_zone_change_replaces_every_zonal_resource(stack, zone, zonal):
     base, head = plan_doc(stack), plan_doc(stack, f"zone={zone}")

@@ -17,6 +17,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
     StackValidationArgs,
 )
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from gpufleet.policy.engine import check_plan
 from gpufleet.policy.model import MANDATORY
@@ -54,11 +55,12 @@ def _violations(document: dict, name: str) -> list[tuple[str, str | None]]:
     resources = document["resources"]
     if isinstance(policy, ResourceValidationPolicy):
         for r in resources:
-            policy.validate(ResourceValidationArgs(r["type"], r["inputs"], r["urn"], r["name"], _opts(), None),
+            props = unknown_checking_proxy(r["inputs"])  # what the engine passes (pulumi_policy/policy.py)
+            policy.validate(ResourceValidationArgs(r["type"], props, r["urn"], r["name"], _opts(), None),
                             lambda message, urn=None, r=r: found.append((message, r["urn"])))
     else:
-        policy_resources = [PolicyResource(r["type"], r["inputs"], r["urn"], r["name"], _opts(), None, None, [], {})
-                            for r in resources]
+        policy_resources = [PolicyResource(r["type"], unknown_checking_proxy(r["inputs"]), r["urn"], r["name"],
+                                           _opts(), None, None, [], {}) for r in resources]
         policy.validate(StackValidationArgs(policy_resources), report)
     return found
 
@@ -86,3 +88,20 @@ def test_the_pack_files_name_the_pinned_sdk_and_the_entry_point():
     assert "pulumi-policy==1.21.0" in requirements
     assert "PolicyPack(" in (POLICY_DIR / "__main__.py").read_text()
     assert "runtime:" in (POLICY_DIR / "PulumiPolicy.yaml").read_text()
+
+
+def test_unknown_ids_in_a_preview_do_not_stop_or_fail_the_efa_policy():
+    """In a first preview every id is unknown: the launch template's groups and the rules' group ids alike."""
+    document = plan_doc("aws-train")
+    for r in document["resources"]:
+        inputs = r["inputs"]
+        for nic in inputs.get("networkInterfaces", []):
+            nic["securityGroups"] = [UNKNOWN_STRING_VALUE]
+        for key in ("securityGroupId", "referencedSecurityGroupId"):
+            if key in inputs:
+                inputs[key] = UNKNOWN_STRING_VALUE
+    assert _violations(document, "aws-efa-sg-self-referencing") == []
+    for r in document["resources"]:
+        if r["name"].endswith("-sg-self-out"):
+            r["inputs"]["referencedSecurityGroupId"] = "sg-0123456789"
+    assert len(_violations(document, "aws-efa-sg-self-referencing")) == 1
