@@ -26,7 +26,7 @@ from .loader import CLOUDS, Catalog, load_catalog
 from .offers import FABRICS, MARKETS, best_per_region, rank
 from .render import (catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection,
                      selection_document)
-from .requirement import requirement_from_args
+from .requirement import FABRIC_ALIASES, requirement_from_args
 
 OK, NOTHING_FEASIBLE, BAD_INPUT = 0, 1, 2
 
@@ -63,7 +63,11 @@ def _filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu", action="append", default=[], help="GPU model, e.g. H100 (repeatable or a,b)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node")
     parser.add_argument("--min-gpu-memory", type=float, help="minimum GiB per GPU")
-    parser.add_argument("--fabric", choices=tuple(FABRICS), help="any (default), rdma, tcp, efa, infiniband, gpudirect")
+    parser.add_argument("--fabric", choices=(*FABRICS, *FABRIC_ALIASES),
+                        help="auto (default, as the spec's `fabric: auto`), rdma, tcp, efa, infiniband, gpudirect")
+    parser.add_argument("--include-restricted", action="store_true",
+                        help="also consider AWS Local/Wavelength Zones, GovCloud and China (need an opt-in or "
+                        "a separate account)")
     parser.add_argument("--cloud", action="append", default=[], help=f"{', '.join(CLOUDS)} (repeatable or a,b)")
     parser.add_argument("--region", action="append", default=[], help="region (repeatable or a,b)")
     parser.add_argument("--max-price", type=float, help="highest USD per hour for the whole cluster")
