@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpufleet.catalog.loader import load_catalog  # noqa: E402
+from gpufleet.catalog.loader import read_catalog  # noqa: E402
 from gpufleet.catalog.offers import MARKETS, Requirement, candidates, rank  # noqa: E402
 
 
@@ -26,7 +26,7 @@ def main() -> int:
     parser.add_argument("--requirements", type=int, default=200)
     args = parser.parse_args()
     start = time.perf_counter()
-    catalog = load_catalog.__wrapped__()
+    catalog = read_catalog()
     loaded = time.perf_counter() - start
     start = time.perf_counter()
     count = len(candidates(catalog))
@@ -37,7 +37,7 @@ def main() -> int:
     for _ in range(args.requirements):
         req = Requirement(gpus=tuple(rng.sample(gpus, rng.choice([0, 1, 2]))), nodes=rng.choice([1, 2, 8]),
                           gpus_per_node=rng.choice([None, 1, 8]), market=rng.choice(MARKETS),
-                          fabric=rng.choice(["any", "rdma"]), job_gpu_hours=rng.choice([None, 1000.0]))
+                          fabric=rng.choice(["auto", "rdma"]), job_gpu_hours=rng.choice([None, 1000.0]))
         start = time.perf_counter()
         feasible += bool(rank(req, catalog).offers)
         timings.append(time.perf_counter() - start)
