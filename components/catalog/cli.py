@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date
+from pathlib import Path
 from typing import Optional
 
 from rich.console import Console
@@ -73,10 +74,12 @@ def _filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-price", type=float, help="highest USD per hour for the whole cluster")
     parser.add_argument("--all-zones", action="store_true", help="one row per zone instead of per region")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--data-dir", type=Path, help="catalog folder to read (default: the user data folder "
+                        "$XDG_DATA_HOME/gpufleet when a refresh wrote one, else the shipped catalog)")
 
 
 def run_select(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
-    catalog = catalog or load_catalog()
+    catalog = catalog or load_catalog(getattr(args, "data_dir", None))
     try:
         req = requirement_from_args(args, catalog, select=True)
     except SpecError as err:
@@ -109,7 +112,7 @@ def shown_offers(offers: list, limit: int) -> list:
 
 
 def run_catalog(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
-    catalog = catalog or load_catalog()
+    catalog = catalog or load_catalog(getattr(args, "data_dir", None))
     if args.flagged:
         flags = [f for f in catalog.flags if not args.cloud or f.cloud in _split(args.cloud)]
         print(dumps([flag_dict(f) for f in flags])) if args.json else print_flags(_console(), flags)

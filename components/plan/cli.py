@@ -18,6 +18,7 @@ from rich.console import Console
 
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
+from ..catalog.datadir import use_data_dir
 from ..spec.errors import SpecError
 from .render import plan_json, print_plan
 from .runner import run_program
@@ -36,6 +37,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                       help="override a dotted path inside gpufleet:cluster, value read as YAML (repeatable)")
     plan.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     plan.add_argument("--out", type=Path, help="also write each node group's decoded user data into this folder")
+    plan.add_argument("--data-dir", type=Path, help="catalog folder to read (default: the user data folder when a "
+                      "refresh wrote one, else the shipped catalog)")
     plan.set_defaults(handler=run_plan)
     add_catalog_commands(commands)
     args = parser.parse_args(argv)
@@ -48,6 +51,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def run_plan(args: argparse.Namespace) -> int:
     console = Console(soft_wrap=False, width=160)
+    use_data_dir(args.data_dir)  # the program selects through load_catalog(), which reads this folder
     try:
         config = apply_overrides(read_stack_config(args.stack), args.overrides)
         result = run_program(args.stack, config)
