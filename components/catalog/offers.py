@@ -101,7 +101,8 @@ class Offer:
         total_gpus = i.gpus * requirement.nodes
         gpu = catalog.gpus.get(i.gpu)
         pflops = (gpu.bf16_dense_tflops * total_gpus / 1000) if gpu and gpu.bf16_dense_tflops else None
-        source = catalog.source_of_key(i.cloud, c.source_for(requirement.price_fields()))
+        # Only a price has a source: an unpriced offer names none rather than the file's default.
+        source = catalog.source_of_key(i.cloud, c.source_for(requirement.price_fields())) if c.market_sources else None
         return {
             "cloud": i.cloud, "instance_type": i.name, "region": c.region, "zone": c.zone,
             "zone_kind": zone_kind(i.cloud, c.zone), "gpu": i.gpu, "gpus_per_node": i.gpus,
@@ -232,8 +233,8 @@ def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterato
         yield f"carries {i.gpu}, not {' or '.join(req.gpus)}"
     if req.gpus_per_node is not None and i.gpus != req.gpus_per_node:
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
-    if i.needs_grid_driver:
-        yield "needs NVIDIA's GRID (vGPU) driver, which gpufleet does not install"
+    if i.unsupported_driver:
+        yield i.unsupported_driver
     if req.clouds and i.cloud not in req.clouds:
         yield f"cloud {i.cloud!r} is not among {', '.join(req.clouds)}"
     if req.regions and c.region not in req.regions:
@@ -254,7 +255,9 @@ def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterato
                                                       f"TCP only, {i.network_gbps:g} Gbps") + ")"
     if req.rdma_cluster(i) and is_edge(i.cloud, c.zone):
         yield f"{c.zone} is a {zone_kind(i.cloud, c.zone)} (edge location): no multi-node RDMA cluster there"
-    if hourly is None:
+    if hourly is None and not c.region:
+        yield "no public price in the catalog for any region"
+    elif hourly is None:
         missing = _missing_prices(req, c)
         flagged = [r[len("[price] "):] for r in c.flag_reasons if r.startswith("[price]")]
         yield f"no {missing} price here" + (f" (flagged: {'; '.join(flagged)})" if flagged else "")
@@ -284,6 +287,9 @@ def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
     for (cloud, name), instance in sorted(instances.items()):
         row_flags = tuple(f"[row] {f.reason}" for f in catalog.flags_of(cloud, name) if f.scope == "row"
                           and not f.region)
+        if (cloud, name) not in raw:  # a type the catalog knows but no source prices: listed, never feasible
+            result.append(Candidate(instance=instance, region="", zone="", prices=NodePrices(None, None), source="",
+                                    flag_reasons=row_flags))
         for region, rows in sorted(raw.get((cloud, name), {}).items()):
             usable = clean.get((cloud, name, region), [])
             zones = sorted({p.zone for p in rows if p.zone}) or [""]

@@ -72,7 +72,7 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[Instan
     gpu = catalog.gpu(acc.gpu)
     if gpu is None:
         return None, [_unknown_gpu(spec, catalog)]
-    rows = [i for i in catalog.instances_of(spec.cloud, gpu.model) if not i.needs_grid_driver]
+    rows = [i for i in catalog.instances_of(spec.cloud, gpu.model) if not i.unsupported_driver]
     if not rows:
         return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is not offered on {spec.cloud}; offered there: "
                               f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))}")]

@@ -113,7 +113,7 @@ class TestCatalog:
         code, out = self.run(["--flagged", "--json"], capsys)
         flags = json.loads(out)
         assert code == 0 and all(f["reason"] and f["kind"] for f in flags)
-        assert {"spot-equals-on-demand", "spot-outlier", "excluded"} <= {f["kind"] for f in flags}
+        assert {"spot-equals-on-demand", "excluded"} <= {f["kind"] for f in flags}
 
     def test_table(self, capsys):
         code, out = self.run(["--gpu", "L40S", "--cloud", "aws"], capsys)

@@ -47,7 +47,7 @@ def brute_force(req: Requirement, cat) -> tuple[int, object]:
                     continue
                 if req.gpus and inst.gpu not in req.gpus or req.gpus_per_node not in (None, inst.gpus):
                     continue
-                if inst.extra.get("gpu_driver") == "grid":  # gpufleet cannot install the GRID driver
+                if inst.extra.get("gpu_driver", "nvidia") != "nvidia":  # gpufleet installs NVIDIA's datacenter driver only
                     continue
                 if req.min_gpu_memory_gib is not None and inst.gpu_memory_gib < req.min_gpu_memory_gib:
                     continue
