@@ -174,4 +174,4 @@ def _date(value) -> date:
 
 def _yaml(path: Path) -> dict:
     with path.open() as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # C parser when built

@@ -13,17 +13,12 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import pulumi
 from rich.console import Console
 
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
 from ..catalog.datadir import use_data_dir
 from ..spec.errors import SpecError
-from .render import plan_json, print_plan
-from .runner import run_program
-from .stackfile import apply_overrides, read_stack_config
-from .userdata import node_user_data
 
 BAD_INPUT = 2
 
@@ -50,6 +45,14 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    # Imported here: `gpufleet select` and `catalog` must not pay for the Pulumi SDK (select: 1 s per process).
+    import pulumi
+
+    from .render import plan_json, print_plan
+    from .runner import run_program
+    from .stackfile import apply_overrides, read_stack_config
+    from .userdata import node_user_data
+
     console = Console(soft_wrap=False, width=160)
     use_data_dir(args.data_dir)  # the program selects through load_catalog(), which reads this folder
     try:
