@@ -68,6 +68,8 @@ class Candidate:
     source: str  # key of the oldest price source used here
     flag_reasons: tuple[str, ...]  # why the catalog refused this type or a price here
     market_sources: tuple[tuple[str, str], ...] = ()  # (price field, source key of the row that gave it)
+    restricted: Optional[str] = None  # why the location needs an opt-in (zones.restricted_reason), worked out once
+    kind_rank: int = 0  # zones.location_rank, worked out once: ranking must stay within 10 ms
 
     def source_for(self, fields: tuple[str, ...]) -> str:
         """The source key of the prices a market pays here (the first field's; `source` when none is priced)."""
@@ -163,6 +165,13 @@ def rank(requirement: Requirement, catalog: Catalog) -> Ranking:
     """Feasible offers sorted by job cost (when a job size is given) or $/hour, then by name."""
     offers, misses = [], []
     for candidate in candidates(catalog):
+        i = candidate.instance
+        if (requirement.gpus and i.gpu not in requirement.gpus) or (
+                requirement.gpus_per_node is not None and i.gpus != requirement.gpus_per_node) or (
+                requirement.clouds and i.cloud not in requirement.clouds) or (
+                requirement.regions and candidate.region not in requirement.regions):
+            misses.append(candidate)  # the cheapest misses, decided before any pricing
+            continue
         hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
         if next(_reasons(requirement, candidate, hourly), None) is None:
             offers.append(evaluate(requirement, candidate, catalog))
@@ -176,8 +185,8 @@ def sort_key(requirement: Requirement, offer: Offer) -> tuple:
     """Cost first; ties break by location kind (regular zones and regions before edge zones), region, then name."""
     primary = offer.job_usd if requirement.job_gpu_hours is not None else offer.usd_per_hour
     c = offer.candidate
-    return (_none_last(primary), _none_last(offer.usd_per_hour), location_rank(c.instance.cloud, c.region, c.zone),
-            c.region, c.instance.cloud, c.instance.name, c.zone)
+    return (_none_last(primary), _none_last(offer.usd_per_hour), c.kind_rank, c.region, c.instance.cloud,
+            c.instance.name, c.zone)
 
 
 def best_per_region(offers) -> list[Offer]:
@@ -241,7 +250,7 @@ def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterato
         yield f"region {c.region!r} is not among {', '.join(req.regions)}"
     if req.zone is not None and c.zone not in ("", req.zone):
         yield f"zone {c.zone!r} is not {req.zone!r}"
-    restricted = None if req.include_restricted else restricted_reason(i.cloud, c.region, c.zone)
+    restricted = None if req.include_restricted else c.restricted
     if restricted and not (req.zone and req.zone == c.zone):
         yield f"{restricted}; pass --include-restricted to consider it"
     for r in c.flag_reasons:
@@ -299,7 +308,9 @@ def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
                 prices, sources = location_prices(usable, zone)
                 result.append(Candidate(instance=instance, region=region, zone=zone, prices=prices,
                                         source=_oldest_source(catalog, cloud, rows, zone),
-                                        flag_reasons=flags, market_sources=sources))
+                                        flag_reasons=flags, market_sources=sources,
+                                        restricted=restricted_reason(cloud, region, zone),
+                                        kind_rank=location_rank(cloud, region, zone)))
     return tuple(result)
 
 
