@@ -27,6 +27,9 @@ class GpuModel:
     mig_min_driver: Optional[str] = None
     source: str = ""
     vendor: str = "nvidia"  # "amd": ROCm, not NVIDIA's driver stack (node code must not install CUDA/Fabric Manager)
+    # GPUs that share one NVLink domain across nodes (GB200 NVL72: 72 GPUs over 18 nodes); 0 = NVLink stays inside a
+    # node. Node code must run NVIDIA IMEX for such a domain, and placement must keep the nodes in one domain.
+    nvlink_domain_gpus: int = 0
     # GPUs per node the GPU is sold in by any cloud (HGX boards hold 4 or 8). A row outside this is a data error.
     node_gpu_counts: tuple[int, ...] = (1, 2, 4, 8)
 
