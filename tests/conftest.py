@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -11,6 +13,9 @@ import pulumi
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Tests read the shipped catalog, never a refreshed one in the developer's own data folder.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpufleet-test-xdg-")
+os.environ.pop("GPUFLEET_DATA_DIR", None)
 
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
 from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402

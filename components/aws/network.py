@@ -18,9 +18,9 @@ import pulumi
 import pulumi_aws as aws
 
 from ..spec import ClusterSpec
+from ..catalog.zones import is_aws_zone_id
 from .tagging import Tagger
 
-AWS_AZ_ID_MARK = "-az"
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
 
 def zone_args(zone: str) -> dict:
     """AZ ids (use1-az4) are the same in every account; AZ names (us-east-1a) are not."""
-    return {"availability_zone_id": zone} if AWS_AZ_ID_MARK in zone else {"availability_zone": zone}
+    return {"availability_zone_id": zone} if is_aws_zone_id(zone) else {"availability_zone": zone}
 
 
 def build_network(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> NodeNetwork:

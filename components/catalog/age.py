@@ -41,8 +41,15 @@ def catalog_age_warning(today: date, catalog: Optional[Catalog] = None, cloud: O
     age = catalog_age_days(today, catalog, cloud)
     if age is None or age <= STALE_AFTER_DAYS:
         return None
-    return (f"the catalog's prices are {age} days old (older than {STALE_AFTER_DAYS}); costs may be off. Refresh with "
+    oldest = snapshot_date(catalog, cloud)
+    return (f"the catalog's {cloud + ' ' if cloud else ''}prices date from {oldest.isoformat()} ({age} days old; "
+            f"older than {STALE_AFTER_DAYS}); costs may be off. Refresh with "
             f"`gpufleet catalog refresh --cloud {cloud or 'aws|azure|gcp'}`")
+
+
+def data_line(catalog: Catalog) -> str:
+    """Which catalog folder the prices were read from, and what chose it."""
+    return f"catalog data: {catalog.origin} ({catalog.folder})"
 
 
 def catalog_age_notes(today: Optional[date] = None, cloud: Optional[str] = None,
@@ -55,7 +62,7 @@ def catalog_age_notes(today: Optional[date] = None, cloud: Optional[str] = None,
     today = today or date.today()
     catalog = catalog or load_catalog()
     clouds = [cloud] if cloud else sorted({p.cloud for p in catalog.raw_prices})
-    notes = []
+    notes = [data_line(catalog)]
     for name in clouds:
         warning = catalog_age_warning(today, catalog, name)
         notes += [catalog_age_line(today, catalog, name), *([f"warning: {warning}"] if warning else [])]

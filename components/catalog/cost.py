@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .loader import Catalog, load_catalog
-from .selector import Selection
+
+if TYPE_CHECKING:  # the selector prices through the offer engine, which uses this module's arithmetic
+    from .selector import Selection
 
 HOURS_PER_MONTH = 730
 # The comparison rows, in the order the plan prints them.

@@ -23,17 +23,19 @@ from typing import Iterable, Optional
 import yaml
 
 from .checks import apply_flags, check_instances, check_prices, excluded_flags
+from .datadir import CLOUDS, SHIPPED, SHIPPED_DIR, active_data_dir, data_file
 from .models import Flag, GpuModel, InstanceType, Price, PriceSource
 
-DATA_DIR = Path(__file__).parent / "data"
-CLOUDS = ("aws", "azure", "gcp")
+DATA_DIR = SHIPPED_DIR  # the shipped catalog: read-only, never written by a refresh
 
 
 class Catalog:
     """Read-only lookups over the loaded rows."""
 
     def __init__(self, gpus: Iterable[GpuModel], instances: Iterable[InstanceType], prices: Iterable[Price],
-                 sources: Iterable[PriceSource], flags: Iterable[Flag] = ()):
+                 sources: Iterable[PriceSource], flags: Iterable[Flag] = (), folder: Path = SHIPPED_DIR,
+                 origin: str = SHIPPED):
+        self.folder, self.origin = folder, origin  # where the data was read, and what chose that folder
         self.gpus = {g.model: g for g in gpus}
         self._gpu_names = {alias.lower(): g.model for g in self.gpus.values() for alias in (g.model, *g.aliases)}
         all_instances = list(instances)
@@ -98,23 +100,34 @@ class Catalog:
         return self.price_sources.get((cloud, key)) or self.sources.get(cloud)
 
 
-@lru_cache(maxsize=1)
-def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
-    """The shipped catalog. Cached: plans and tests read it many times."""
-    gpus = [_build(GpuModel, row) for row in _yaml(data_dir / "gpus.yaml")["gpus"]]
+def load_catalog(data_dir: Optional[Path] = None) -> Catalog:
+    """The catalog of `data_dir`, or of the active folder (see `datadir.py`). Cached per folder."""
+    folder, origin = active_data_dir(data_dir)
+    return _load(Path(folder), origin)
+
+
+@lru_cache(maxsize=8)
+def _load(data_dir: Path, origin: str = SHIPPED) -> Catalog:
+    gpus = [_build(GpuModel, row) for row in _yaml(data_file(data_dir, "gpus.yaml"))["gpus"]]
     instances, prices, sources, flags = [], [], [], []
     for cloud in CLOUDS:
-        folder = data_dir / cloud
-        if (folder / "instances.yaml").exists():
-            doc = _yaml(folder / "instances.yaml")
+        if data_file(data_dir, f"{cloud}/instances.yaml").exists():
+            doc = _yaml(data_file(data_dir, f"{cloud}/instances.yaml"))
             instances += [_build(InstanceType, {"cloud": cloud, "source": doc.get("source", ""), **row})
                           for row in doc["instances"]]
-        if (folder / "prices.csv").exists():
-            prices += _read_prices(cloud, folder / "prices.csv")
-            meta = _yaml(folder / "prices.yaml")
+        prices_file, meta_file = data_file(data_dir, f"{cloud}/prices.csv"), data_file(data_dir, f"{cloud}/prices.yaml")
+        if prices_file.exists():
+            prices += _read_prices(cloud, prices_file)
+            meta = _yaml(meta_file)
             sources += read_sources(cloud, meta)
             flags += excluded_flags(cloud, meta.get("excluded") or ())
-    return Catalog(gpus, instances, prices, sources, flags)
+    return Catalog(gpus, instances, prices, sources, flags, folder=data_dir, origin=origin)
+
+
+def read_catalog(data_dir: Optional[Path] = None) -> Catalog:
+    """The catalog of `data_dir` (or the active folder), read afresh: for a refresh and for timing it."""
+    folder, origin = active_data_dir(data_dir)
+    return _load.__wrapped__(Path(folder), origin)
 
 
 def read_sources(cloud: str, meta: dict) -> list[PriceSource]:
@@ -161,4 +174,4 @@ def _date(value) -> date:
 
 def _yaml(path: Path) -> dict:
     with path.open() as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # C parser when built

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Optional
 
+# `gpu_driver` values of instance rows that gpufleet's node software cannot install, and why.
+UNSUPPORTED_DRIVERS = {"grid": "needs NVIDIA's GRID (vGPU) driver, which gpufleet does not install",
+                       "rocm": "carries AMD GPUs (ROCm driver), which gpufleet's node software does not install"}
 # RDMA fabrics an instance type can have. None means TCP only.
 FABRICS = ("efa", "infiniband", "tcpx", "tcpxo", "roce")
 
@@ -23,6 +26,10 @@ class GpuModel:
     mig_profiles: tuple[str, ...] = ()
     mig_min_driver: Optional[str] = None
     source: str = ""
+    vendor: str = "nvidia"  # "amd": ROCm, not NVIDIA's driver stack (node code must not install CUDA/Fabric Manager)
+    # GPUs that share one NVLink domain across nodes (GB200 NVL72: 72 GPUs over 18 nodes); 0 = NVLink stays inside a
+    # node. Node code must run NVIDIA IMEX for such a domain, and placement must keep the nodes in one domain.
+    nvlink_domain_gpus: int = 0
     # GPUs per node the GPU is sold in by any cloud (HGX boards hold 4 or 8). A row outside this is a data error.
     node_gpu_counts: tuple[int, ...] = (1, 2, 4, 8)
 
@@ -59,6 +66,12 @@ class InstanceType:
     def needs_grid_driver(self) -> bool:
         """Sizes that run only NVIDIA's GRID (vGPU) driver, which gpufleet does not install (Azure NVadsA10_v5)."""
         return self.extra.get("gpu_driver") == "grid"
+
+    @property
+    def unsupported_driver(self) -> Optional[str]:
+        """Why gpufleet's node software cannot drive this type's GPUs, or None: it installs NVIDIA's datacenter
+        driver only (not the GRID/vGPU driver, not AMD's ROCm)."""
+        return UNSUPPORTED_DRIVERS.get(self.extra.get("gpu_driver", "nvidia"))
 
     @property
     def rdma_devices(self) -> int:

@@ -18,7 +18,8 @@ from .loader import CLOUDS, Catalog
 from .offers import DEFAULT_REFERENCE_GPU, Requirement
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
-SPEC_FABRIC = {"auto": "any", "tcp": "tcp", "efa": "efa", "infiniband": "infiniband", "gpudirect": "gpudirect"}
+# `--fabric` uses the spec's words (`fabric: auto`); "any", the old CLI word, still means auto.
+FABRIC_ALIASES = {"any": "auto"}
 
 
 def requirement_from_args(args: argparse.Namespace, catalog: Catalog, select: bool) -> Requirement:
@@ -31,7 +32,8 @@ def requirement_from_args(args: argparse.Namespace, catalog: Catalog, select: bo
     values: dict[str, Any] = {
         "gpus": tuple(g for g in gpus if g), "clouds": clouds, "regions": _split(args.region),
         "gpus_per_node": _first(args.gpus_per_node, shape.get("gpus_per_node")),
-        "fabric": _first(args.fabric, shape.get("fabric"), "any"),
+        "fabric": FABRIC_ALIASES.get(args.fabric, args.fabric) or shape.get("fabric") or "auto",
+        "include_restricted": bool(getattr(args, "include_restricted", False)),
         "min_gpu_memory_gib": args.min_gpu_memory, "max_usd_per_hour": args.max_price,
     }
     _positive(problems, "--gpus-per-node", values["gpus_per_node"])
@@ -103,7 +105,7 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
     return {"gpus": (gpu.model,), "gpus_per_node": acc.gpus_per_node or (instance.gpus if instance else None),
             "nodes": spec.nodes, "market": spec.market.type,
             "on_demand_base": spec.market.on_demand_base if spec.market.type == "mixed" else 0,
-            "fabric": SPEC_FABRIC[spec.fabric]}
+            "fabric": spec.fabric}
 
 
 def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> Optional[str]:

@@ -13,17 +13,13 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import pulumi
 from rich.console import Console
 
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
+from ..catalog.datadir import use_data_dir
 from ..spec.errors import SpecError
 from .diff_cli import add_commands as add_review_commands
-from .render import plan_json, print_plan
-from .runner import run_program
-from .stackfile import apply_overrides, read_stack_config
-from .userdata import node_user_data
 
 BAD_INPUT = 2
 
@@ -37,6 +33,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                       help="override a dotted path inside gpufleet:cluster, value read as YAML (repeatable)")
     plan.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     plan.add_argument("--out", type=Path, help="also write each node group's decoded user data into this folder")
+    plan.add_argument("--data-dir", type=Path, help="catalog folder to read (default: the user data folder when a "
+                      "refresh wrote one, else the shipped catalog)")
     plan.set_defaults(handler=run_plan)
     add_catalog_commands(commands)
     add_review_commands(commands)
@@ -49,7 +47,16 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    # Imported here: `gpufleet select` and `catalog` must not pay for the Pulumi SDK (select: 1 s per process).
+    import pulumi
+
+    from .render import plan_json, print_plan
+    from .runner import run_program
+    from .stackfile import apply_overrides, read_stack_config
+    from .userdata import node_user_data
+
     console = Console(soft_wrap=False, width=160)
+    use_data_dir(args.data_dir)  # the program selects through load_catalog(), which reads this folder
     try:
         config = apply_overrides(read_stack_config(args.stack), args.overrides)
         result = run_program(args.stack, config)

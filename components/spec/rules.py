@@ -9,6 +9,7 @@ import re
 from ipaddress import IPv4Network
 from typing import Callable
 
+from ..catalog.zones import aws_zone_id_prefix, aws_zone_in_region  # the one AWS zone parser
 from .errors import Problem
 from .lifecycle_rules import LIFECYCLE_RULES
 from .storage_rules import STORAGE_RULES  # storage, permissions, existing networks
@@ -52,8 +53,7 @@ def zone_is_in_region(spec: ClusterSpec) -> list[Problem]:
         expected = "an Azure zone number: '1', '2' or '3'"
     elif spec.cloud == "aws":
         # Regular zones (us-east-1a, use1-az4) and Local/Wavelength Zones (us-east-1-atl-2a, use1-atl2-az1).
-        ok = bool(re.fullmatch(re.escape(spec.region) + r"(-[a-z]+-\d+)?[a-z]", spec.zone)
-                  or re.fullmatch(re.escape(aws_zone_id_prefix(spec.region)) + r"(-[a-z]+\d+)?-az\d+", spec.zone))
+        ok = aws_zone_in_region(spec.zone, spec.region)
         expected = (f"a zone of region {spec.region!r}: an AZ name like {example_zone(spec)!r} "
                     f"or an AZ id like '{aws_zone_id_prefix(spec.region)}-az1'")
     else:
@@ -108,18 +108,6 @@ def tags_are_valid(spec: ClusterSpec) -> list[Problem]:
         for key in spec.tags
         if not TAG_KEY.match(key) or key.lower().startswith(("aws:", "gpufleet-"))
     ]
-
-
-AWS_DIRECTIONS = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "northeast": "ne",
-                  "southeast": "se", "northwest": "nw", "southwest": "sw"}
-
-
-def aws_zone_id_prefix(region: str) -> str:
-    """"us-east-1" -> "use1", the prefix of that region's AZ ids (use1-az4), which are the same in every account."""
-    parts = region.split("-")
-    if len(parts) != 3:
-        return region
-    return parts[0] + AWS_DIRECTIONS.get(parts[1], parts[1]) + parts[2]
 
 
 def example_zone(spec: ClusterSpec) -> str:

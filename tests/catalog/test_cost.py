@@ -103,7 +103,7 @@ class TestFreshness:
         assert catalog_age_days(today, cat, "aws") == 20
         assert catalog_age_days(today, cat) == 81
         assert catalog_age_warning(today, cat, "aws") is None
-        assert "81 days old" in catalog_age_warning(today, cat)
+        assert "2026-09-01 (81 days old" in catalog_age_warning(today, cat)
         assert catalog_age_line(today, cat, "gcp") == "catalog prices for gcp from 2026-09-01 (81 days old)"
 
     def test_warning_starts_after_the_limit(self):

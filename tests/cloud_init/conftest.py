@@ -59,7 +59,7 @@ def selection_for(instance: InstanceType, nodes: int = 2, market: str = "on-dema
     from gpufleet.catalog.selector import NodePrice
     fabric = instance.fabric if nodes > 1 else None
     return Selection(spec=spec, instance=instance, gpu=load_catalog().gpu(instance.gpu), fabric=fabric,
-                     placement_group=nodes > 1, price=NodePrice(None, None, False), warnings=())
+                     placement_group=nodes > 1, price=NodePrice(None, None), warnings=())
 
 
 @pytest.fixture(scope="session")

@@ -98,7 +98,7 @@ def _first_hourly(terms: list[dict]) -> Optional[float]:
     for term in terms:
         for dim in _dimensions(term):
             price = float(dim.get("pricePerUnit", {}).get("USD", 0) or 0)
-            if dim.get("unit") == "Hrs" and price > 0:
+            if dim.get("unit") == "Hrs":  # zero or below is kept: the refresh refuses it, naming the row
                 return price
     return None
 

@@ -38,9 +38,7 @@ def _classify(item: dict, instance_types: Optional[set[str]]):
             or any(word in item.get("productName", "") for word in SKIP_PRODUCTS)
             or item.get("isPrimaryMeterRegion") is False):
         return None, None, None
-    price = float(item.get("retailPrice", 0) or 0)
-    if price <= 0:
-        return None, None, None
+    price = float(item.get("retailPrice", 0) or 0)  # zero or below is kept: the refresh refuses it, naming the row
     kind = item.get("type")
     if kind == "Consumption" and item.get("unitOfMeasure") == "1 Hour":
         return (sku, region), "spot" if "Spot" in names else "on_demand", price
