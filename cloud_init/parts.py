@@ -40,8 +40,6 @@ NVSWITCH = (LIB + "install.d/30-fabricmanager", LIB + "boot.d/20-fabricmanager")
 FABRIC = {
     "efa": (LIB + "install.d/60-efa",),
     "infiniband": (LIB + "install.d/61-infiniband", "etc/modules-load.d/gpufleet-nvidia-peermem.conf"),
-    "tcpx": (LIB + "install.d/62-gcp-gpudirect",),
-    "tcpxo": (LIB + "install.d/62-gcp-gpudirect",),
     "roce": (LIB + "install.d/62-gcp-gpudirect",),
 }
 ISOLATION = (SYSTEMD_DIR + "gpufleet-jobs.slice", "usr/local/bin/gpufleet-run", LIB + "boot.d/50-slice")

@@ -54,7 +54,7 @@ def test_p5_boot_config_has_catalog_facts():
     config = boot_config(aws_selection(), "train")
     assert (config.gpus, config.gpu_model, config.nvswitch, config.fabric, config.rdma_devices) == (8, "H100", True,
                                                                                                    "efa", 32)
-    assert config.driver_flavor == "open" and config.nvlink_subnet_manager and config.min_driver_branch == 580
+    assert config.driver_flavor == "open" and not config.nvlink_subnet_manager and config.min_driver_branch == 580
 
 
 def _oversized(cloud_limit: int) -> dict:

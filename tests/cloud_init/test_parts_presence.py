@@ -51,7 +51,7 @@ PARTS = [
     ("InfiniBand userspace and nvidia-peermem", [LIB + "install.d/61-infiniband",
                                                  "/etc/modules-load.d/gpufleet-nvidia-peermem.conf"],
      lambda s: s.fabric == "infiniband"),
-    ("GCP GPUDirect plugin", [LIB + "install.d/62-gcp-gpudirect"], lambda s: s.fabric in ("tcpx", "tcpxo", "roce")),
+    ("GCP GPUDirect plugin", [LIB + "install.d/62-gcp-gpudirect"], lambda s: s.fabric == "roce"),
     ("DCGM host engine", [LIB + "install.d/70-dcgm"],
      lambda s: s.spec.node.exporters.dcgm or s.spec.node.health.dcgm_diag),
     ("dcgm-exporter", [UNITS + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exporter",
