@@ -88,7 +88,8 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         node_exporter=node.exporters.node,
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
-        spot_watcher=spec.market.type in SPOT_MARKETS,
+        # GCP GPU VMs cannot live-migrate: host maintenance stops them on every market, so the watcher always runs.
+        spot_watcher=spec.market.type in SPOT_MARKETS or spec.cloud == "gcp",
         drain_command=node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
     )

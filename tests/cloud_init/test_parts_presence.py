@@ -23,7 +23,8 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    return s.spec.market.type in ("spot", "mixed")
+    """Spot nodes everywhere, and every GCP node (host maintenance stops GPU VMs on every market)."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp"
 
 
 # (part, node paths, condition on the Selection). Issue 3's parts 1-9 and issue 2's base profile.
