@@ -266,15 +266,21 @@ def test_boot_runs_every_step_and_records_the_failed_ones(node, tmp_path):
     assert "step 20-broken: FAILED (exit 3)" in done.stderr
 
 
-@pytest.mark.parametrize("answers, expected_rc, message", [(True, 0, "8 GPU(s)"),
-                                                           (False, 1, "nvidia-smi did not answer within 1s")])
-def test_boot_waits_for_the_driver(node, tmp_path, answers, expected_rc, message):
+@pytest.mark.parametrize("answers, gpu_on_bus, expected_rc, message", [
+    (True, True, 0, "8 GPU(s)"), (False, True, 1, "nvidia-smi did not answer within 1s"),
+    (False, False, 1, "no NVIDIA device on the PCI bus; not waiting")])
+def test_boot_waits_for_the_driver(node, tmp_path, answers, gpu_on_bus, expected_rc, message):
     fake = tmp_path / "fake"
     fake.mkdir()
     shutil.copy(FIXTURES / "health" / "query-h100x8.csv", fake / "query.csv")
     if not answers:
         (fake / "nvidia-smi.rc").write_text("9")
-    done, _ = run(node / LIB / "boot.d/10-driver", tmp_path, {"GPUFLEET_DRIVER_WAIT_SECONDS": "1"})
+    sysfs = tmp_path / "sys"
+    for address, vendor in (("0000:00:01.0", "0x8086"), ("0000:53:00.0", "0x10de" if gpu_on_bus else "0x1d0f")):
+        (sysfs / "bus/pci/devices" / address).mkdir(parents=True)
+        (sysfs / "bus/pci/devices" / address / "vendor").write_text(vendor + "\n")
+    done, _ = run(node / LIB / "boot.d/10-driver", tmp_path, {"GPUFLEET_DRIVER_WAIT_SECONDS": "1"},
+                  extra_env={"GPUFLEET_SYSFS_ROOT": str(sysfs)})
     assert done.returncode == expected_rc and message in done.stderr, done.stderr
 
 
