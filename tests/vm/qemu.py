@@ -37,7 +37,9 @@ def make_seed(folder: Path, user_data: str, instance_id: str) -> Path:
 def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, metadata_port: int | None,
          timeout: float) -> dict:
     """One boot until the guest powers off (or reboots: -no-reboot); returns the parsed report."""
-    nic = "user,model=virtio-net-pci,restrict=on"
+    # The slirp network is link-local, so the clouds' metadata address (169.254.169.254) lies inside it and guestfwd
+    # can serve it: the user data runs unmodified.
+    nic = "user,model=virtio-net-pci,restrict=on,net=169.254.0.0/16"
     if metadata_port is not None:
         nic += f",guestfwd=tcp:{METADATA_ADDRESS}:80-cmd:{sys.executable} {RELAY} {metadata_port}"
     command = ["timeout", str(int(timeout)), "qemu-system-x86_64", *accelerator(), "-m", "2048", "-smp", "2",
