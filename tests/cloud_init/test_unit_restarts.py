@@ -44,3 +44,8 @@ def test_kernel_updates_bring_their_nvidia_modules():
     for package in ("nvidia-utils-580-server", "libnvidia-compute-580-server", "nvidia-fabricmanager-580"):
         assert any(re.match(p, package) for p in patterns), package
     assert 'Unattended-Upgrade::Automatic-Reboot "false";' in text
+
+
+def test_the_acceptance_check_runs_hardened():
+    service = parsed(FILES / "etc/systemd/system/gpufleet-health.service")["Service"]
+    assert (service["ProtectSystem"], service["PrivateTmp"], service["NoNewPrivileges"]) == ("full", "yes", "yes")

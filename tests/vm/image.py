@@ -26,38 +26,6 @@ GUEST_FILES = {
                               "routers;\n",
     # The metadata names the clouds' images resolve locally; the harness forwards 169.254.169.254 to a fake.
     "etc/hosts": "127.0.0.1 localhost\n169.254.169.254 metadata.google.internal\n",
-    "etc/systemd/system/gpufleet-vm-report.service": (
-        "[Unit]\nDescription=gpufleet VM test: report to the console, then power off\n"
-        "[Service]\nType=simple\nExecStart=/usr/local/sbin/gpufleet-vm-report\nStandardOutput=tty\n"
-        "TTYPath=/dev/ttyS0\n[Install]\nWantedBy=multi-user.target\n"),
-    "etc/systemd/system/multi-user.target.wants/.keep": "",
-    "usr/local/sbin/gpufleet-vm-report": """#!/bin/bash
-# Waits for cloud-init and the node's acceptance check, prints what the test asserts on, then powers off.
-deadline=$((SECONDS + ${GPUFLEET_VM_WAIT:-900}))
-cloud-init status --wait >/dev/null 2>&1
-while [ "$SECONDS" -lt "$deadline" ]; do
-  state="$(systemctl show -p ActiveState --value gpufleet-health.service)"
-  if [ -e /run/gpufleet/reboot-required ]; then break; fi
-  case "$state" in active|failed) break ;; esac
-  sleep 2
-done
-echo "GPUFLEET-VM-REPORT-BEGIN"
-echo "boot_id=$(cat /proc/sys/kernel/random/boot_id)"
-echo "cloud_init=$(cloud-init status --long 2>&1 | tr '\\n' ' ')"
-echo "schema=$(cloud-init schema --system 2>&1 | tr '\\n' ' ')"
-echo "cycles=$(journalctl -b --no-pager | grep -c -e 'ordering cycle' -e 'deleted to break')"
-for unit in gpufleet-node.target gpufleet-boot.service gpufleet-health.service gpufleet-watcher.service \\
-    gpufleet-node-exporter.service gpufleet-dcgm-exporter.service; do
-  echo "unit $unit $(systemctl show -p ActiveState,Result,NRestarts --value "$unit" | tr '\\n' ' ')"
-done
-echo "health=$(cat /var/lib/gpufleet/health.json 2>/dev/null | tr -d '\\n')"
-echo "install_failed=$(tr '\\n' ' ' </var/lib/gpufleet/install-failed 2>/dev/null)"
-echo "boot_failed=$(tr '\\n' ' ' </var/lib/gpufleet/boot-failed 2>/dev/null)"
-echo "reboot_required=$([ -e /run/gpufleet/reboot-required ] && echo 1 || echo 0)"
-echo "watcher_log=$(journalctl -b -u gpufleet-watcher --no-pager -o cat | tail -n 5 | tr '\\n' '|')"
-echo "GPUFLEET-VM-REPORT-END"
-systemctl poweroff --no-block
-""",
 }
 
 
@@ -103,10 +71,6 @@ def finish_image(root: Path, work: Path, folder: Path, log) -> Image:
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
-    (root / "usr/local/sbin/gpufleet-vm-report").chmod(0o755)
-    (root / "etc/systemd/system/multi-user.target.wants/.keep").unlink()
-    (root / "etc/systemd/system/multi-user.target.wants/gpufleet-vm-report.service").symlink_to(
-        "/etc/systemd/system/gpufleet-vm-report.service")
     subprocess.run(["chroot", str(root), "passwd", "-d", "root"], check=True, stdout=log, stderr=subprocess.STDOUT)
     (root / "etc/fstab").write_text("/dev/vda / ext4 defaults 0 1\n")
     (root / "etc/hostname").write_text("gpufleet-vm\n")

@@ -24,6 +24,30 @@ def accelerator() -> list[str]:
     return ["-accel", "tcg", "-cpu", "max"]
 
 
+GUEST = Path(__file__).with_name("guest")
+
+
+def install_harness(disk: Path) -> None:
+    """Writes the report unit and script into `disk` (ext4, not mounted) with debugfs, enabled."""
+    script = "\n".join([
+        f"write {GUEST / 'gpufleet-vm-report'} /usr/local/sbin/gpufleet-vm-report",
+        f"write {GUEST / 'gpufleet-vm-report.service'} /etc/systemd/system/gpufleet-vm-report.service",
+        "mkdir /etc/systemd/system/multi-user.target.wants",
+        "symlink /etc/systemd/system/multi-user.target.wants/gpufleet-vm-report.service "
+        "/etc/systemd/system/gpufleet-vm-report.service",
+        "mkdir /var/lib/gpufleet-vm", ""])
+    done = subprocess.run(["debugfs", "-w", "-f", "-", str(disk)], input=script, capture_output=True, text=True,
+                          check=True)
+    listing = subprocess.run(["debugfs", "-R", "stat /usr/local/sbin/gpufleet-vm-report", str(disk)],
+                             capture_output=True, text=True).stdout
+    assert "Mode:  0755" in listing or "Mode:  0775" in listing, done.stdout + done.stderr + listing
+
+
+def read_report(disk: Path) -> str:
+    return subprocess.run(["debugfs", "-R", "cat /var/lib/gpufleet-vm/report", str(disk)], capture_output=True,
+                          text=True).stdout
+
+
 def make_seed(folder: Path, user_data: str, instance_id: str) -> Path:
     (folder / "user-data").write_text(user_data)
     (folder / "meta-data").write_text(f"instance-id: {instance_id}\nlocal-hostname: gpufleet-vm\n")
@@ -49,8 +73,9 @@ def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, meta
                "-nic", nic, "-nographic", "-no-reboot", "-serial", f"file:{console}", "-monitor", "none"]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     text = console.read_text(errors="replace") if console.exists() else ""
-    match = REPORT.search(text)
+    match = REPORT.search(read_report(disk))
     report: dict = {"qemu_rc": done.returncode, "qemu_output": done.stdout[-2000:], "console_tail": text[-3000:]}
+    subprocess.run(["debugfs", "-w", "-R", "rm /var/lib/gpufleet-vm/report", str(disk)], capture_output=True)
     if match:
         for line in match.group(1).splitlines():
             line = line.strip("\r")

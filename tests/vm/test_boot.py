@@ -21,14 +21,14 @@ from tests.cloud_init.conftest import _stack
 from tests.cloud_init.metadata_servers import MetadataServer
 
 from .image import build_image
-from .qemu import boot, make_seed
+from .qemu import boot, install_harness, make_seed
 
 pytestmark = pytest.mark.vm
 
-TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap", "mke2fs": "e2fsprogs",
+TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap", "mke2fs": "e2fsprogs", "debugfs": "e2fsprogs",
          "genisoimage": "genisoimage"}
 BOOT_TIMEOUT = float(os.environ.get("GPUFLEET_VM_BOOT_TIMEOUT", "900"))
-# One stack per cloud: (stack, cloud, does the spot/maintenance watcher run).
+# One stack per cloud, each with the watcher (spot on AWS and Azure; every GCP node watches host maintenance).
 STACKS = [("aws-train", "aws"), ("azure-train", "azure"), ("gcp-dev", "gcp")]
 
 
@@ -72,19 +72,18 @@ def test_user_data_boots_twice_cleanly(image, tmp_path, stack, cloud):
     user_data = user_data_for(_stack(stack), "gpufleet-vm")
     disk = tmp_path / "disk.img"
     subprocess.run(["cp", "--sparse=always", str(image.disk), str(disk)], check=True)
+    install_harness(disk)
     seed = make_seed(tmp_path, user_data, f"i-{stack}")
     timings = []
     with MetadataServer(cloud) as server:
         reports = []
         for number in (1, 2):
             started = time.monotonic()
-            report = boot(disk, image.kernel, image.initrd, seed, tmp_path / f"console-{number}.log", 
+            report = boot(disk, image.kernel, image.initrd, seed, tmp_path / f"console-{number}.log",
                           int(server.url.rsplit(":", 1)[1]), BOOT_TIMEOUT)
             timings.append(time.monotonic() - started)
             reports.append(report)
-            if report.get("reboot_required") == "1":  # cloud-init's power_state reboot: boot on
-                continue
-        print(f"{stack}: boot times {[round(t) for t in timings]} s")
+        print(f"{stack}: boot times {[round(t) for t in timings]} s (TCG; a shared machine makes them pessimistic)")
         for number, report in enumerate(reports, 1):
             assert_clean_boot(report, f"{stack} boot {number}")
         assert reports[0]["boot_id"] != reports[1]["boot_id"]
