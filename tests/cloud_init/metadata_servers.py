@@ -22,11 +22,13 @@ class MetadataServer:
     """One cloud's metadata service on 127.0.0.1, in a background thread."""
 
     def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME,
-                 azure_name_failures: int = 0, trickle_seconds: float = 0.0, aws_token_uses: int = 0,
+                 azure_name_failures: int = 0, trickle_seconds: float = 0.0, trickle_path: str = "",
+                 aws_token_uses: int = 0,
                  azure_event_type: str = "Preempt"):
         self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
         self.azure_name_failures = azure_name_failures  # the first N answers for this VM's name are HTTP 500
-        self.trickle_seconds = trickle_seconds  # pause between body bytes: a stalling service
+        self.trickle_seconds = trickle_seconds  # pause between bytes of the whole answer to trickle_path
+        self.trickle_path = trickle_path
         self.aws_token_uses = aws_token_uses  # a token expires after this many uses (0: never)
         self.azure_event_type = azure_event_type
         self.token_generation = 0
@@ -76,17 +78,19 @@ class MetadataServer:
     def _reply(self, handler, status: int, body: str = "", content_type: str = "text/plain"):
         data = body.encode()
         try:
+            if self.trickle_seconds and handler.path == self.trickle_path:
+                head = (f"HTTP/1.0 {status} OK\r\nContent-Type: {content_type}\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n").encode()
+                for index, _ in enumerate(head + data):
+                    handler.wfile.write((head + data)[index:index + 1])
+                    handler.wfile.flush()
+                    time.sleep(self.trickle_seconds)
+                return
             handler.send_response(status)
             handler.send_header("Content-Type", content_type)
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
-            if self.trickle_seconds and data:
-                for index in range(len(data)):
-                    handler.wfile.write(data[index:index + 1])
-                    handler.wfile.flush()
-                    time.sleep(self.trickle_seconds)
-            else:
-                handler.wfile.write(data)
+            handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the watcher under test was stopped mid-request
 

@@ -27,11 +27,14 @@ def hook_that_waits(tmp_path, release_file, child_pid_file=None):
     return hook
 
 
-def test_notice_to_drain_within_five_seconds_on_a_trickling_service(watcher_script, tmp_path):
-    """Each request has one deadline in all, not one per receive: a service trickling a byte every 0.3 s cannot
-    hold a poll for longer than that deadline."""
-    with MetadataServer("gcp", trickle_seconds=0.3) as server, \
-            Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
+@pytest.mark.parametrize("cloud, trickled", [
+    ("aws", "/latest/meta-data/events/recommendations/rebalance"),
+    ("gcp", "/computeMetadata/v1/instance/maintenance-event")])
+def test_notice_to_drain_within_five_seconds_on_a_trickling_service(watcher_script, tmp_path, cloud, trickled):
+    """Each request has one deadline in all, not one per receive: an endpoint trickling a byte every 0.2 s (its
+    answer would take about 20 s) cannot hold up the interruption notice on another endpoint."""
+    with MetadataServer(cloud, trickle_seconds=0.2, trickle_path=trickled) as server, \
+            Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
         assert wait_until(lambda: len(server.requests) >= 2)
         noticed = server.notice()
         watcher.wait_for_runs(1, timeout=20)
