@@ -30,6 +30,10 @@ TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap", "m
 BOOT_TIMEOUT = float(os.environ.get("GPUFLEET_VM_BOOT_TIMEOUT", "900"))
 # One stack per cloud, each with the watcher (spot on AWS and Azure; every GCP node watches host maintenance).
 STACKS = [("aws-train", "aws"), ("azure-train", "azure"), ("gcp-dev", "gcp")]
+# GPUFLEET_VM_STACKS=gcp-dev,aws-train runs a subset (each stack is two boots of 3-6 minutes under TCG).
+SELECTED = os.environ.get("GPUFLEET_VM_STACKS", "")
+if SELECTED:
+    STACKS = [case for case in STACKS if case[0] in SELECTED.split(",")]
 
 
 def require_vm_tools() -> None:
@@ -56,10 +60,10 @@ def assert_clean_boot(report: dict, label: str) -> None:
     assert "status: done" in report["cloud_init"] or "scripts_user" in report["cloud_init"] \
         or "scripts-user" in report["cloud_init"], report["cloud_init"]  # only runcmd (a failed step) may fail
     assert report["cycles"] == "0", context
-    units = report["units"]
-    assert units["gpufleet-node.target"][0] == "active", (units, context)
-    assert units["gpufleet-boot.service"][0] in ("active", "failed"), units  # ran (a no-GPU step fails)
-    assert units["gpufleet-health.service"][0] in ("active", "failed"), units
+    units = report["units"]  # systemctl prints Result, NRestarts, ActiveState (a target: ActiveState only)
+    assert units["gpufleet-node.target"][-1] == "active", (units, context)
+    assert units["gpufleet-boot.service"][-1] in ("active", "failed"), units  # ran (a no-GPU step fails)
+    assert units["gpufleet-health.service"][-1] in ("active", "failed"), units
     health = report["health"]
     assert '"healthy": false' in health and "driver" in health, health
     assert "10-driver" in report["boot_failed"], report  # recorded, not waited out
@@ -88,10 +92,10 @@ def test_user_data_boots_twice_cleanly(image, tmp_path, stack, cloud):
             assert_clean_boot(report, f"{stack} boot {number}")
         assert reports[0]["boot_id"] != reports[1]["boot_id"]
         # The watcher ran inside the VM against the fake metadata service.
-        assert reports[1]["units"]["gpufleet-watcher.service"][0] == "active", reports[1]["units"]
+        assert reports[1]["units"]["gpufleet-watcher.service"][-1] == "active", reports[1]["units"]
         assert any(r.startswith("GET") or r.startswith("PUT") for r in server.requests), server.requests[:5]
         # Exporters whose binary never installed must not restart forever.
         for name in ("gpufleet-node-exporter.service", "gpufleet-dcgm-exporter.service"):
             state = reports[1]["units"].get(name)
             if state:
-                assert int(state[2]) <= 5, (name, state)
+                assert int(state[1]) <= 5, (name, state)
