@@ -15,8 +15,9 @@ from .triton import TritonConfig
 
 CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
-# The node-side fabric names: the catalog's RDMA fabrics, plus "tcp" when nodes talk over plain sockets.
-FABRICS = ("efa", "infiniband", "tcpx", "tcpxo", "roce", "tcp")
+# The node-side fabric names: the RDMA fabrics the node stack can start, plus "tcp" when nodes talk over plain
+# sockets. GCP's TCPX/TCPXO are not here: their host prerequisites are not installed, so they are refused upstream.
+FABRICS = ("efa", "infiniband", "roce", "tcp")
 CONTAINER_RUNTIMES = ("docker", "containerd", "none")
 DRIVER_FLAVORS = ("open", "proprietary")
 

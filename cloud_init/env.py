@@ -27,14 +27,10 @@ METADATA_URLS = {"aws": "http://169.254.169.254", "azure": "http://169.254.169.2
 # NCCL variables that name the node's NICs, per fabric: (variable, "host" or "gpu", all NICs or only the first).
 # When the catalog row lists its NIC names, they replace the defaults of nccl/<fabric>.conf.
 NIC_VARIABLES = {
-    "tcpx": (("NCCL_SOCKET_IFNAME", "host", False), ("NCCL_GPUDIRECTTCPX_CTRL_DEV", "host", False),
-             ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "gpu", True)),
-    "tcpxo": (("NCCL_SOCKET_IFNAME", "host", False), ("NCCL_FASTRAK_CTRL_DEV", "host", False),
-              ("NCCL_FASTRAK_IFNAME", "gpu", True)),
     "roce": (("NCCL_SOCKET_IFNAME", "host", True),),
 }
-# Plugin libraries NCCL must find, per fabric (EFA's goes into ld.so.conf.d at install).
-NCCL_LIBRARY_PATHS = {"tcpx": "/var/lib/tcpx/lib64", "tcpxo": "/var/lib/tcpxo/lib64", "roce": "/usr/local/gib/lib64"}
+# Plugin libraries NCCL must find, per fabric: written to /etc/ld.so.conf.d (render.py); EFA's installer adds its own.
+NCCL_LIBRARY_PATHS = {"roce": "/usr/local/gib/lib64"}
 
 
 def _flag(value: bool) -> str:

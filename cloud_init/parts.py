@@ -42,8 +42,6 @@ NVSWITCH = (LIB + "install.d/30-fabricmanager", LIB + "boot.d/20-fabricmanager")
 FABRIC = {
     "efa": (LIB + "install.d/60-efa",),
     "infiniband": (LIB + "install.d/61-infiniband", "etc/modules-load.d/gpufleet-nvidia-peermem.conf"),
-    "tcpx": (LIB + "install.d/62-gcp-gpudirect",),
-    "tcpxo": (LIB + "install.d/62-gcp-gpudirect",),
     "roce": (LIB + "install.d/62-gcp-gpudirect",),
 }
 ISOLATION = (SYSTEMD_DIR + "gpufleet-jobs.slice", "usr/local/bin/gpufleet-run", LIB + "boot.d/50-slice")
@@ -58,7 +56,8 @@ SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watch
 # Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
 # themselves through SetInstanceHealth instead.
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
-AWS_API = ("usr/local/sbin/gpufleet-aws",)  # signed Auto Scaling calls (health, drain hook) without the AWS CLI
+# Signed Auto Scaling calls without the AWS CLI, on stock images (the Deep Learning AMI ships the CLI).
+AWS_API = ("usr/local/sbin/gpufleet-aws",)
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
@@ -88,7 +87,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.node_exporter, NODE_EXPORTER),
         (config.spot_watcher, SPOT_WATCHER),
         (config.cloud in HEALTH_ENDPOINT_CLOUDS, HEALTH_ENDPOINT),
-        (config.cloud == "aws", AWS_API),
+        (config.cloud == "aws" and config.image_kind != "driver-ready", AWS_API),
         (config.local_nvme is not None, LOCAL_NVME),
         (config.shared_storage is not None, SHARED_STORAGE),
     )
@@ -118,7 +117,7 @@ _STATEMENT_START = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
 
 def python_without_docstrings(source: str) -> str:
     """`source` without the lines of docstrings (string statements on lines of their own, unless one is a block's
-    only statement) and without blank lines outside strings. Whole lines only, found by the tokenizer, so the result
+    only statement), without trailing comments and without blank lines outside strings. Whole lines only, found by the tokenizer, so the result
     runs the same and is the same text on every Python version; it keeps AWS's 16 KB of user data for real work."""
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     drop, inside_strings = set(), set()
@@ -136,6 +135,10 @@ def python_without_docstrings(source: str) -> str:
         if ends_statement and not only_statement and after[0].start[0] == tok.end[0]:
             drop.update(range(tok.start[0], tok.end[0] + 1))
     lines = source.splitlines()
+    for tok in tokens:  # trailing comments: cut the line where the tokenizer says the comment starts
+        row, col = tok.start
+        if tok.type == tokenize.COMMENT and row > 1 and lines[row - 1][:col].strip():
+            lines[row - 1] = lines[row - 1][:col].rstrip()
     kept = [line for number, line in enumerate(lines, 1)
             if number not in drop and (line.strip() or number in inside_strings)]
     return "\n".join(kept) + "\n"

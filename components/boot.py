@@ -21,17 +21,26 @@ if TYPE_CHECKING:
 # Kernel-module flavor for `driver.flavor: auto`: open modules from Ampere on (NVIDIA's default since R560, and
 # required on Blackwell); proprietary on Turing and older, where clouds keep it (EKS forces it on g4dn for GSP).
 PROPRIETARY_ARCHITECTURES = frozenset({"maxwell", "pascal", "volta", "turing"})
-# NVSwitch generations that pair Fabric Manager with the NVLink Subnet Manager (4th gen: Hopper, 5th: Blackwell).
-NVLSM_ARCHITECTURES = frozenset({"hopper", "blackwell"})
+# NVSwitch generations that pair Fabric Manager with the NVLink Subnet Manager: 4th-generation NVSwitch (HGX
+# B200/B300, GB200 NVL), per NVIDIA's Fabric Manager user guide. Hopper's HGX H100/H200 (3rd gen) runs without it.
+NVLSM_ARCHITECTURES = frozenset({"blackwell"})
 # Azure ND topology files shipped in the Azure HPC images (azhpc-images ndv4.sh / ndv5.sh), by GPU architecture,
 # used when the catalog row has no `extra.nccl_topo_file`.
 AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/microsoft/ndv5-topo.xml"}
 SPOT_MARKETS = ("spot", "mixed")
+# Catalog fabrics whose transport the node stack cannot start (see gcp/rules.py): such nodes run NCCL over TCP.
+NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
+
+
+def node_fabric(selection: "Selection") -> str | None:
+    """The fabric the node configures: the selection's, except transports gpufleet cannot start."""
+    return None if selection.fabric in NODE_TCP_FABRICS else selection.fabric
 
 
 def watcher_runs(spec) -> bool:
-    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices)."""
-    return spec.market.type in SPOT_MARKETS
+    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). GCP GPU
+    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs."""
+    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp"
 
 
 def driver_flavor(selection: "Selection") -> str:
@@ -71,8 +80,8 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         min_driver_branch=min_driver_branch(node.cuda),
         nvswitch=instance.nvswitch,
         nvlink_subnet_manager=instance.nvswitch and gpu.architecture in NVLSM_ARCHITECTURES,
-        fabric=selection.fabric or "tcp",
-        rdma_devices=instance.rdma_devices if selection.fabric else 0,
+        fabric=node_fabric(selection) or "tcp",
+        rdma_devices=instance.rdma_devices if node_fabric(selection) else 0,
         arch=instance.arch,
         container_runtime=node.container_runtime,
         isolation=IsolationConfig(iso.memory_max_percent, iso.cpu_quota_percent, iso.allowed_cpus) if iso.enabled else None,

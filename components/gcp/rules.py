@@ -59,7 +59,30 @@ def network_is_created(selection: Selection) -> list[Problem]:
                     "together with the GPU VPCs, Cloud Router and NAT; remove it")]
 
 
+# GPUDirect transports gpufleet cannot start on the node yet. TCPX (A3 High) needs Google's TCPX-patched kernel
+# (`linux-gcp-tcpx`, from a Canonical PPA behind credentials) and the RxDM container; TCPXO (A3 Mega) needs the
+# dmabuf-import-helper module (built by DKMS, unsigned, so Secure Boot must be off), the /dev/aperture_devices udev
+# rules, RxDM and the plugin installer, pinned by digest at versions Google documents together. A forced NCCL_NET
+# whose plugin cannot run makes NCCL fail instead of falling back, so these are refused, never half-configured.
+UNDELIVERED_GPUDIRECT = {
+    "tcpx": "GPUDirect-TCPX needs Google's TCPX-patched kernel and the RxDM receive-datapath manager",
+    "tcpxo": "GPUDirect-TCPXO needs the unsigned dmabuf-import-helper module (Secure Boot off), the aperture "
+             "device udev rules and the RxDM receive-datapath manager",
+}
+
+
+def gpudirect_is_deliverable(selection: Selection) -> list[Problem]:
+    """`fabric: gpudirect` only where the node stack can start the transport (A3 Ultra / A4 RoCE today)."""
+    missing = UNDELIVERED_GPUDIRECT.get(selection.fabric or "")
+    if selection.spec.fabric != "gpudirect" or missing is None:
+        return []
+    return [Problem("fabric", "gpudirect", f"not delivered by gpufleet on {selection.instance.name} yet: {missing}, "
+                    "which gpufleet does not install; use `fabric: tcp` (NCCL over the host NIC) or an A3 Ultra / "
+                    "A4 type (`a3-ultragpu-8g`, `a4-highgpu-8g`) whose RoCE fabric gpufleet sets up")]
+
+
 RULES: tuple[Callable[[Selection], list[Problem]], ...] = (
+    gpudirect_is_deliverable,
     labels_are_valid,
     image_runs_cloud_init,
     placement_holds_the_nodes,
@@ -77,6 +100,9 @@ def gcp_problems(selection: Selection) -> list[Problem]:
 def gcp_warnings(selection: Selection) -> list[str]:
     """Things gpufleet does on GCP that the user should know about, but that are not errors."""
     warnings = []
+    if selection.fabric in UNDELIVERED_GPUDIRECT:
+        warnings.append(f"{selection.instance.name}: {UNDELIVERED_GPUDIRECT[selection.fabric]}, which gpufleet does "
+                        "not install; its nodes run NCCL over TCP on the host NIC (set `fabric: tcp` to say so)")
     if selection.spec.access.ssh_public_key is not None:
         warnings.append("`access.ssh_public_key` is not installed on GCP: nodes use OS Login, so add the key to your "
                         "OS Login profile (`gcloud compute os-login ssh-keys add --key-file=KEY.pub`) or let "

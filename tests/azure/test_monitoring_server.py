@@ -8,6 +8,7 @@ import json
 import yaml
 
 from tests.conftest import cached_plan, of_type, one
+from gpufleet.plan.userdata import decode_user_data
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleetTestKey0000000000000000000000000000 t@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
@@ -27,7 +28,7 @@ def by_name(result, token: str) -> dict:
 
 
 def custom_data(result) -> str:
-    return base64.b64decode(by_name(result, VM)["gpufleet-monitoring-server"]["osProfile"]["customData"]).decode()
+    return decode_user_data(by_name(result, VM)["gpufleet-monitoring-server"]["osProfile"]["customData"])
 
 
 def test_server_nic_is_private_behind_the_cluster_nsg():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 from tests.conftest import cached_plan, of_type, one, refusal
+from gpufleet.plan.userdata import decode_user_data
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH1x user@host"
 ND = {"cloud": "azure", "region": "eastus", "zone": "1", "nodes": 2,
@@ -24,7 +25,7 @@ ROLES = {**ND, "fabric": "tcp", "market": {"type": "mixed", "on_demand_base": 1}
 
 def custom_data(result) -> str:
     scale_set = of_type(result, "azure-native:compute:VirtualMachineScaleSet")[0]
-    return base64.b64decode(scale_set.inputs["virtualMachineProfile"]["osProfile"]["customData"]).decode()
+    return decode_user_data(scale_set.inputs["virtualMachineProfile"]["osProfile"]["customData"])
 
 
 def nsg_rules(result, name: str) -> dict:

@@ -29,9 +29,9 @@ def test_aws_encoding_is_gzip_then_base64_with_fixed_mtime():
     assert encoded == cloud_init.encode_user_data(text, "aws")
 
 
-def test_azure_is_base64_of_text_and_gcp_is_text():
+def test_azure_is_base64_of_gzip_and_gcp_is_text():
     text = "#cloud-config\n{}\n"
-    assert base64.b64decode(cloud_init.encode_user_data(text, "azure")).decode() == text
+    assert gzip.decompress(base64.b64decode(cloud_init.encode_user_data(text, "azure"))).decode() == text
     assert cloud_init.encode_user_data(text, "gcp") == text
 
 
@@ -54,7 +54,7 @@ def test_p5_boot_config_has_catalog_facts():
     config = boot_config(aws_selection(), "train")
     assert (config.gpus, config.gpu_model, config.nvswitch, config.fabric, config.rdma_devices) == (8, "H100", True,
                                                                                                    "efa", 32)
-    assert config.driver_flavor == "open" and config.nvlink_subnet_manager and config.min_driver_branch == 580
+    assert config.driver_flavor == "open" and not config.nvlink_subnet_manager and config.min_driver_branch == 580
 
 
 def _oversized(cloud_limit: int) -> dict:
@@ -85,7 +85,8 @@ def test_oversized_aws_user_data_is_refused_before_anything_is_declared():
 
 
 def test_every_aws_option_with_both_storage_parts_is_refused_for_its_size_not_truncated():
-    """AWS takes 16 KB of gzip user data; the refusal names the limit and what to turn off."""
+    """AWS takes 16 KB of gzip user data; the refusal names the limit and what to turn off. (Stock Ubuntu with every
+    node option and the exporters is over it too; the planned fix is a node payload in S3, see README.)"""
     from gpufleet.spec.errors import SpecError
 
     from .conftest import _aws

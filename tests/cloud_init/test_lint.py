@@ -55,7 +55,8 @@ def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
     """What the node gets (comments stripped) must be clean; together these stacks ship every script."""
     tool = require_tool("shellcheck", SHELLCHECK_HINT)
     scripts = set()
-    for name in ("aws-p5-stock-everything", "aws-p5-stock-storage", "azure-nd-h100", "gcp-a3-high", "aws-p4d-mig"):
+    for name in ("aws-p5-stock-everything", "aws-p5-stock-storage", "azure-nd-h100", "gcp-a3-ultra-stock",
+                 "aws-p4d-mig"):
         for path, entry in written_files(rendered[name][1]).items():
             head = entry["content"].split("\n", 1)[0]
             if head.startswith(("#!/bin/bash", "#!/bin/sh")) or head.startswith("# shellcheck shell="):

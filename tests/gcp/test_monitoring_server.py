@@ -9,7 +9,7 @@ import yaml
 from tests.conftest import cached_plan, of_type, one
 
 TRAIN = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2,
-         "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "gpudirect"}
+         "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "tcp"}
 DEV = {**TRAIN, "nodes": 1, "accelerator": {"instance_type": "g2-standard-8"}, "fabric": "auto"}
 ALERTS = {"slack_webhook_secret": "slackWebhook", "email": "oncall@example.com",
           "email_smarthost": "smtp.example.com:587", "email_username": "alerts", "email_password_secret": "smtp"}

@@ -15,6 +15,7 @@ from gpufleet.monitoring.dashboards import SHIPPED, shipped_dashboards
 from gpufleet.monitoring.server import paths
 from tests.conftest import cached_plan, of_type
 from tests.validators import require_tool
+from gpufleet.plan.userdata import decode_user_data
 
 TRAIN_STACKS = ("aws-train", "azure-train", "gcp-train")
 SERVER = {"aws": "aws:ec2/instance:Instance", "azure": "azure-native:compute:VirtualMachine",
@@ -28,7 +29,7 @@ def server_user_data(stack: str) -> str:
     if spec["cloud"] == "aws":
         return gzip.decompress(base64.b64decode(server["userDataBase64"])).decode()
     if spec["cloud"] == "azure":
-        return base64.b64decode(server["osProfile"]["customData"]).decode()
+        return decode_user_data(server["osProfile"]["customData"])
     return server["metadata"]["user-data"]
 
 

@@ -89,8 +89,8 @@ def _compact_restart(d):
 
 
 def _roce_firewall(d):
-    _first(d, "gcp:compute/network:Network")
-    net = next(r for r in d["resources"] if r["name"] == "gpufleet-gpu-net-0")
+    # gcp-train runs NCCL over TCP now (no RoCE VPC); give the network that carries its firewall rules a RoCE profile.
+    net = next(r for r in d["resources"] if r["name"] == "gpufleet-net")
     net["inputs"]["networkProfile"] = "projects/p/global/networkProfiles/us-central1-a-vpc-roce"
 
 
