@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
+from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
 
-from .spec.errors import Problem, SpecError
 from .spec.node_rules import min_driver_branch
 
 if TYPE_CHECKING:
@@ -87,17 +86,6 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
 
 
 def user_data_for(selection: "Selection", cluster_name: str) -> str:
-    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog.
-
-    Raises `SpecError` when the text is over the cloud's user-data limit, so every cloud component refuses an
-    oversized node configuration at plan time with a message, before anything is declared (the user controls the
-    size through `node.nccl.env`, `node.spot.drain_command` and the optional parts)."""
-    text = render_cloud_config(boot_config(selection, cluster_name))
-    cloud = selection.spec.cloud
-    limit, unit = LIMITS[cloud]
-    size = measured_size(text, cloud)
-    if size > limit:
-        raise SpecError([Problem("node", f"{size} {unit} of {cloud} user data", f"{cloud} allows at most {limit} "
-                                 f"{unit}; shorten `node.nccl.env` or `node.spot.drain_command`, or turn off "
-                                 "optional parts (`node.exporters`, `node.health`, `node.mps`, `node.mig`)")])
-    return text
+    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog. Its size is
+    checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
+    return render_cloud_config(boot_config(selection, cluster_name))

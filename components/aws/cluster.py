@@ -12,11 +12,10 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet import cloud_init
-from ..boot import user_data_for
-from ..catalog.selector import Selection, select
+from ..catalog.selector import Selection
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..pipeline import plan_cluster
 from ..spec import ClusterSpec
 from .fleet import build_fleet
 from .identity import build_instance_profile
@@ -36,8 +35,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
     outputs: dict[str, pulumi.Input]
 
     def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
-        selection = select(spec)  # raises SpecError before anything is declared
-        user_data = cloud_init.encode_user_data(user_data_for(selection, name), "aws")
+        selection = plan_cluster(spec, name=name)  # raises SpecError before anything is declared
+        user_data = selection.user_data
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
         self.outputs = _build(name, selection, user_data, self)

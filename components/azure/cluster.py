@@ -12,18 +12,16 @@ from typing import Optional
 import pulumi
 import pulumi_azure_native as azure_native
 
-from gpufleet import cloud_init
-from ..boot import user_data_for
-from ..catalog.selector import Selection, select
+from ..catalog.selector import Selection
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
-from ..spec import ClusterSpec, Problem, SpecError
+from ..pipeline import plan_cluster
+from ..spec import ClusterSpec
 from .fabric import infiniband_partition
 from .network import build_network, build_resource_group
 from .nodes import build_scale_sets
-from .outputs import access_outputs, azure_warnings
+from .outputs import access_outputs
 from .placement import build_proximity_group
-from .rules import selection_problems, spec_problems
 from .security import build_security
 from .tagging import tagger
 
@@ -44,21 +42,9 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
 
 def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
-    """The selection and the base64 customData; every problem of the spec at once, as one SpecError."""
-    problems = spec_problems(spec)
-    try:
-        selection = select(spec)
-    except SpecError as err:
-        raise SpecError([*problems, *err.problems]) from None
-    problems += selection_problems(selection)
-    if problems:
-        raise SpecError(problems)
-    user_data = user_data_for(selection, name)  # raises SpecError itself when over Azure's limit
-    try:
-        custom_data = cloud_init.encode_user_data(user_data, "azure")
-    except ValueError as err:
-        raise SpecError([Problem("node", "(node software options)", str(err))]) from None
-    return selection, custom_data
+    """The checked plan and the base64 customData; every problem of the spec at once, as one SpecError."""
+    plan = plan_cluster(spec, name=name)
+    return plan, plan.user_data
 
 
 def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.ComponentResource) -> dict:
@@ -75,7 +61,6 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     common = common_outputs(selection)
     return {
         **common,
-        "warnings": [*common["warnings"], *azure_warnings(selection, spec.network.existing_subnet_id)],
         "resource_group": resource_group,
         "subnet_id": node_network.subnet_id,
         "nat_public_ip": node_network.nat_ip,

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec, Problem
+from ..spec.ssh import parse_public_key
 from .fabric import InfinibandPartition, infiniband_partition
 from .image import image_problems
 from .network import (RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id,
@@ -20,6 +21,11 @@ from .placement import PLACEMENT_GROUP_MAX_VMS, SCALE_SET_MAX_VMS
 AZURE_TAG_NAME_FORBIDDEN = re.compile(r"[<>%&\\?/]")
 AZURE_TAG_VALUE_MAX = 256
 MAX_PRICE_DECIMALS = 5
+# Linux VMs take ssh-rsa keys of 2048 bits or more and ssh-ed25519 keys, not ECDSA (Azure docs, "Supported SSH key
+# formats"). VNet address spaces: Azure refuses prefixes shorter than /8 ("Azure Virtual Network FAQ").
+KEY_TYPES = ("ssh-ed25519", "ssh-rsa")
+RSA_MIN_BITS = 2048
+VNET_MIN_PREFIX = 8
 
 
 def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
@@ -27,6 +33,27 @@ def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
         return []
     return [Problem("access.ssh_public_key", None, "required on azure: a Linux VM needs an SSH key or a password, and "
                     "gpufleet turns passwords off; give your OpenSSH public key (ssh-ed25519 ...)")]
+
+
+def ssh_key_fits_azure(spec: ClusterSpec) -> list[Problem]:
+    if not spec.access.ssh_public_key:
+        return []
+    key = parse_public_key(spec.access.ssh_public_key)  # the model already refused keys that do not parse
+    if key.kind not in KEY_TYPES:
+        return [Problem("access.ssh_public_key", key.kind, "Azure Linux VMs take ssh-ed25519 and ssh-rsa keys, not "
+                        "ECDSA; use `ssh-keygen -t ed25519`")]
+    if key.kind == "ssh-rsa" and key.bits < RSA_MIN_BITS:
+        return [Problem("access.ssh_public_key", f"ssh-rsa, {key.bits} bits", f"Azure needs RSA keys of at least "
+                        f"{RSA_MIN_BITS} bits; use `ssh-keygen -t ed25519`")]
+    return []
+
+
+def vnet_prefix_fits(spec: ClusterSpec) -> list[Problem]:
+    cidr = spec.network.cidr
+    if spec.network.existing_subnet_id or cidr.prefixlen >= VNET_MIN_PREFIX:
+        return []
+    return [Problem("network.cidr", str(cidr), f"Azure VNet address spaces are /{VNET_MIN_PREFIX} or smaller; use a "
+                    "private range such as 10.0.0.0/16")]
 
 
 def vnet_avoids_rdma_range(spec: ClusterSpec) -> list[Problem]:
@@ -90,7 +117,7 @@ def max_price_has_five_decimals(spec: ClusterSpec) -> list[Problem]:
                     f"{MAX_PRICE_DECIMALS} decimal places, e.g. {round(price, MAX_PRICE_DECIMALS)}")]
 
 
-SPEC_RULES = (ssh_key_is_given, os_disk_fits, max_price_has_five_decimals, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
+SPEC_RULES = (ssh_key_is_given, ssh_key_fits_azure, vnet_prefix_fits, os_disk_fits, max_price_has_five_decimals, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
               no_capacity_reservation, tags_fit_azure, image_problems)
 
 
@@ -132,7 +159,15 @@ def size_runs_gpufleet_node_software(selection: Selection) -> list[Problem]:
                     "neither the HPC image nor gpufleet's node setup installs; pick an NC or ND size")]
 
 
-def selection_problems(selection: Selection) -> list[Problem]:
+def plan_problems(selection: Selection) -> list[Problem]:
+    """Every Azure problem with the selected size, fabric and placement."""
     partition = infiniband_partition(selection.spec, selection.instance)
     return [*partition_fits_one_placement_group(selection, partition), *scale_sets_fit(selection),
             *mixed_market_without_infiniband(selection, partition), *size_runs_gpufleet_node_software(selection)]
+
+
+def plan_warnings(selection: Selection) -> list[str]:
+    if selection.spec.network.existing_subnet_id:
+        return ["existing subnet: its VNet range (must not overlap 172.16.0.0/16, which InfiniBand reserves) and its "
+                "egress are not checked or created by gpufleet"]
+    return []

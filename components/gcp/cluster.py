@@ -16,13 +16,11 @@ from typing import Optional
 import pulumi
 import pulumi_gcp as gcp
 
-from gpufleet import cloud_init
-from ..boot import user_data_for
-from ..catalog.selector import Selection, select
+from .. import pipeline
+from ..catalog.selector import Selection
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..spec import ClusterSpec
-from ..spec.errors import Problem, raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .identity import build_identity
 from .image import BootImage, boot_image
@@ -31,7 +29,6 @@ from .network import build_networks
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
 from .placement import build_placement_policy, placement_plan, policy_path
-from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
@@ -51,18 +48,10 @@ class ClusterPlan:
 
 def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
-    selection = select(spec)
-    raise_if(gcp_problems(selection))
+    selection = pipeline.plan_cluster(spec, name=name)  # every check, including GCP's rules.py
     layout = vpc_layout(selection.instance, selection.fabric)
     firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
-    text = user_data_for(selection, name)  # raises SpecError itself when over GCP's limit
-    try:
-        user_data = cloud_init.encode_user_data(text, "gcp")
-    except ValueError as err:
-        raise_if([Problem("node", "the rendered user data", str(err))])
-    image = boot_image(spec)
-    warnings = [*selection.warnings, *gcp_warnings(selection), *([image.warning] if image.warning else [])]
-    return ClusterPlan(selection, layout, firewalls, image, user_data, warnings)
+    return ClusterPlan(selection, layout, firewalls, boot_image(spec), selection.user_data, list(selection.warnings))
 
 
 class GcpGpuCluster(pulumi.ComponentResource):

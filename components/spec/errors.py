@@ -36,7 +36,10 @@ def format_value(value: Any) -> str:
     """Renders a value the way the user wrote it in YAML, short enough for one line."""
     if value is MISSING:
         return "nothing"
-    text = repr(value) if isinstance(value, str) else str(value)
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:  # an integer over Python's 4,300-digit conversion limit
+        text = "(a very large number)"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -13,7 +13,8 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from .node import NodeSoftware
-from .strict import StrictModel
+from .ssh import parse_public_key
+from .strict import Amount, Count, StrictModel
 
 Cloud = Literal["aws", "azure", "gcp"]
 Fabric = Literal["auto", "efa", "infiniband", "gpudirect", "tcp"]
@@ -29,7 +30,7 @@ class Accelerator(StrictModel):
 
     gpu: Optional[str] = None
     """GPU model, e.g. "H100", "A100-80GB", "L40S". Default: taken from `instance_type`."""
-    gpus_per_node: Optional[int] = Field(None, ge=1)
+    gpus_per_node: Optional[Count] = Field(None, ge=1, le=64)
     """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
     instance_type: Optional[str] = None
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
@@ -40,10 +41,10 @@ class Market(StrictModel):
 
     type: MarketType = "on-demand"
     """Default: "on-demand"."""
-    on_demand_base: int = Field(0, ge=0)
+    on_demand_base: Count = Field(0, ge=0, le=4096)
     """With "mixed": nodes always bought on demand; the rest are spot. Default: 0."""
-    spot_max_price_per_hour: Optional[float] = Field(None, gt=0)
-    """Highest spot price per node-hour in USD. Default: no cap (the on-demand price), as AWS recommends."""
+    spot_max_price_per_hour: Optional[Amount] = Field(None, ge=0.001, le=10000)
+    """Highest spot price per node-hour in USD, 0.001 to 10000. Default: no cap (the on-demand price), as AWS recommends."""
     capacity_reservation_id: Optional[str] = None
     """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
     capacity_block: bool = False
@@ -76,12 +77,14 @@ class Access(StrictModel):
     """Explicit opt-in required before `ssh_cidrs` may contain 0.0.0.0/0. Default: false."""
     monitoring_cidrs: list[IPv4Network] = Field(default_factory=list)
     """CIDRs allowed to scrape the exporters (9400, 9100) besides the cluster. Default: none."""
+    allow_monitoring_from_anywhere: bool = False
+    """Explicit opt-in required before `monitoring_cidrs` may contain 0.0.0.0/0. Default: false."""
 
     @field_validator("ssh_public_key")
     @classmethod
-    def _looks_like_openssh(cls, key: Optional[str]) -> Optional[str]:
-        if key is not None and not key.startswith(("ssh-ed25519 ", "ssh-rsa ", "ecdsa-sha2-")):
-            raise ValueError("expected an OpenSSH public key starting with ssh-ed25519, ssh-rsa or ecdsa-sha2-")
+    def _is_openssh_key(cls, key: Optional[str]) -> Optional[str]:
+        if key is not None:
+            parse_public_key(key)  # ValueError says what is wrong
         return key
 
 
@@ -103,7 +106,7 @@ class ClusterSpec(StrictModel):
     """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
     zone: Optional[str] = None
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
-    nodes: int = Field(ge=1, le=4096)
+    nodes: Count = Field(ge=1, le=4096)
     """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet."""
     accelerator: Accelerator
     market: Market = Field(default_factory=Market)
@@ -111,12 +114,12 @@ class ClusterSpec(StrictModel):
     """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
     placement_group: Optional[bool] = None
     """Cluster placement. Default: on for multi-node clusters and any cluster on an RDMA fabric, off inside a Capacity Block."""
-    placement_max_distance: Optional[int] = Field(None, ge=1, le=3)
+    placement_max_distance: Optional[Count] = Field(None, ge=1, le=3)
     """GCP compact placement: most network hops between nodes (1 = same rack ... 3 = same cluster). Default: the family's catalog default."""
     image: Image = Field(default_factory=Image)
     access: Access = Field(default_factory=Access)
     network: Network = Field(default_factory=Network)
-    root_disk_gib: int = Field(DEFAULT_ROOT_DISK_GIB, ge=30, le=16384)
+    root_disk_gib: Count = Field(DEFAULT_ROOT_DISK_GIB, ge=30, le=16384)
     """Encrypted root volume size. Default: 200."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Added to every resource besides gpufleet's provenance tags. Default: none."""

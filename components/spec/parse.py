@@ -8,13 +8,19 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import MISSING, Problem, SpecError
 from .model import ClusterSpec
+from .raw import raw_problems
 from .rules import check_rules
 
 
 def parse_cluster_spec(raw: Any) -> ClusterSpec:
-    """Validates shape and types, then the cross-field rules. Catalog rules run later, in the selector."""
+    """Validates structure, shape and types, then the cross-field rules. Catalog rules run later, in the pipeline
+    (`gpufleet.pipeline`); `gpufleet.pipeline.check_cluster_input` reports both stages at once."""
     if not isinstance(raw, dict):
-        raise SpecError([Problem("", raw, "expected a mapping with at least `cloud`, `region`, `nodes` and `accelerator`")])
+        raise SpecError([Problem("gpufleet:cluster", raw, "expected a mapping with at least `cloud`, `region`, "
+                                 "`nodes` and `accelerator`")])
+    structural = raw_problems(raw)
+    if structural:
+        raise SpecError(structural)
     try:
         spec = ClusterSpec.model_validate(raw)
     except ValidationError as err:

@@ -56,11 +56,11 @@ def test_security_group_references_itself_in_both_directions():
 
 
 def test_ssh_opens_only_to_the_given_cidrs():
-    result = plan_of({**TRAIN, "access": {"ssh_cidrs": ["203.0.113.0/24"], "ssh_public_key": "ssh-ed25519 AAAA me"}})
+    result = plan_of({**TRAIN, "access": {"ssh_cidrs": ["203.0.113.0/24"], "ssh_public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw me"}})
     ssh = [r.inputs for r in of_type(result, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
            if r.inputs.get("fromPort") == 22]
     assert ssh == [{**ssh[0], "cidrIpv4": "203.0.113.0/24", "toPort": 22, "ipProtocol": "tcp"}]
-    assert one(result, "aws:ec2/keyPair:KeyPair").inputs["publicKey"] == "ssh-ed25519 AAAA me"
+    assert one(result, "aws:ec2/keyPair:KeyPair").inputs["publicKey"] == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw me"
 
 
 @pytest.mark.parametrize("instance_type, zone, region, interfaces", [
@@ -146,20 +146,20 @@ def test_single_efa_node_is_already_built_for_the_cluster_so_growing_touches_onl
 
 
 def test_capacity_block_skips_the_placement_group_and_targets_the_reservation():
-    spec = {**TRAIN, "market": {"type": "on-demand", "capacity_reservation_id": "cr-0abc", "capacity_block": True}}
+    spec = {**TRAIN, "market": {"type": "on-demand", "capacity_reservation_id": "cr-0abc1234", "capacity_block": True}}
     result = plan_of(spec)
     assert of_type(result, "aws:ec2/placementGroup:PlacementGroup") == []
     template = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs
     assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert template["capacityReservationSpecification"] == {
-        "capacityReservationTarget": {"capacityReservationId": "cr-0abc"}}
+        "capacityReservationTarget": {"capacityReservationId": "cr-0abc1234"}}
 
 
 def test_existing_subnet_creates_no_network():
-    result = plan_of({**TRAIN, "network": {"existing_subnet_id": "subnet-0123"}})
+    result = plan_of({**TRAIN, "network": {"existing_subnet_id": "subnet-01234567"}})
     assert of_type(result, "aws:ec2/vpc:Vpc") == [] and of_type(result, "aws:ec2/natGateway:NatGateway") == []
-    assert one(result, "aws:autoscaling/group:Group").inputs["vpcZoneIdentifiers"] == ["subnet-0123"]
-    assert one(result, "aws:ec2/securityGroup:SecurityGroup").inputs["vpcId"] == "vpc-of-subnet-0123"
+    assert one(result, "aws:autoscaling/group:Group").inputs["vpcZoneIdentifiers"] == ["subnet-01234567"]
+    assert one(result, "aws:ec2/securityGroup:SecurityGroup").inputs["vpcId"] == "vpc-of-subnet-01234567"
 
 
 def test_resource_count_stays_flat_and_node_count_touches_only_the_fleet():

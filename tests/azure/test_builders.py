@@ -16,7 +16,7 @@ from gpufleet.catalog.loader import load_catalog
 from gpufleet.catalog.selector import select
 from gpufleet.spec import parse_cluster_spec
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw test@example.com"
 BASE = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
         "access": {"ssh_public_key": KEY}}
 

@@ -12,7 +12,7 @@ from gpufleet.plan.runner import run_program
 from gpufleet.plan.stackfile import read_stack_config
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw test@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
          "market": "spot", "fabric": "infiniband", "access": {"ssh_public_key": KEY}}
 DEV = read_stack_config("azure-dev")["gpufleet:cluster"]  # one NC24ads_A100_v4 on demand

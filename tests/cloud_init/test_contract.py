@@ -72,8 +72,9 @@ def test_oversized_node_software_is_a_spec_error_naming_the_limit(row, cloud, li
     node = _oversized(limit)
     selection = (aws_selection(market="spot", node=node) if row is None else
                  selection_for({"azure": AZURE_NC_A100, "gcp": GCP_G2}[row], market="spot", node=node))
+    from gpufleet.pipeline import plan_cluster
     with pytest.raises(SpecError, match=rf"`node`: got '\d+ .* of {cloud} user data'; {cloud} allows at most {limit}"):
-        user_data_for(selection, "train")
+        plan_cluster(selection.spec, name="train")
 
 
 def test_oversized_aws_user_data_is_refused_before_anything_is_declared():
