@@ -94,8 +94,8 @@ def _set_path(target: dict, parts: list[str], value: Any, item: str) -> None:
         child = target.setdefault(part, {})
         if not isinstance(child, dict):
             where = ".".join(parts[:depth + 1])
-            raise SpecError([Problem("--set", item, f"`{where}` holds {_kind(child)}, not a mapping; set "
-                                     f"`{where}` itself")], root=ROOT)
+            raise SpecError([Problem("--set", item, f"`{where}` holds the value {_kind(child)!r}, not a mapping; "
+                                     f"set `{where}` itself")], root=ROOT)
         target = child
     target[parts[-1]] = value
 
@@ -106,12 +106,13 @@ def _misspelt_cluster_keys(config: dict[str, Any]) -> list[str]:
     return [key for key in others if difflib.get_close_matches(key.lower(), [CLUSTER_KEY], n=1, cutoff=0.8)]
 
 
-def _kind(value: Any) -> str:
+def _kind(value: Any) -> Any:
+    """The value for a message: scalars as written, containers by kind."""
     if isinstance(value, list):
-        return "a list"
+        return "(a list)"
     if isinstance(value, dict):
-        return "a mapping"
-    return "a text value" if isinstance(value, str) else f"the value {str(value)[:40]}"
+        return "(a mapping)"
+    return value if isinstance(value, (str, int, float, bool)) or value is None else f"({type(value).__name__})"
 
 
 def _shown_path(path: Path) -> str:

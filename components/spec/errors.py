@@ -36,6 +36,8 @@ def format_value(value: Any) -> str:
     """Renders a value the way the user wrote it in YAML, short enough for one line."""
     if value is MISSING:
         return "nothing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     try:
         text = repr(value) if isinstance(value, str) else str(value)
     except ValueError:  # an integer over Python's 4,300-digit conversion limit

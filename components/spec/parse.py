@@ -84,4 +84,5 @@ def _model_at(path: tuple) -> type[BaseModel]:
 
 
 def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
+    """"Input should be ..." -> "input should be ..."; acronyms ("YAML read ...") stay."""
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]

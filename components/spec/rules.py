@@ -15,7 +15,8 @@ from .model import ClusterSpec
 CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
 ZONAL_CLOUDS = ("aws", "gcp")
 ANYWHERE = IPv4Network("0.0.0.0/0")
-TAG_KEY = re.compile(r"^[A-Za-z0-9_.:/=+@-]{1,63}$")
+# Letters of any script, digits and _.:/=+@- fit every cloud's tag keys (GCP labels are checked in gcp/rules.py).
+TAG_KEY = re.compile(r"^[\w.:/=+@-]{1,63}$")
 # Region names as each cloud spells them (AWS "Regions and Zones"; Azure `az account list-locations`; GCP
 # "Regions and zones"): a region of another cloud is named as such instead of failing later as a bad zone.
 REGION_SHAPES = {

@@ -29,8 +29,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 first = None
             if first is not None:
                 raise yaml.constructor.ConstructorError(
-                    f"while reading a mapping (its key {key!r} first appears on line {first.start_mark.line + 1})",
-                    node.start_mark, f"found the key {key!r} a second time; keep one of them", key_node.start_mark)
+                    None, None, f"the key {key!r} is already set on line {first.start_mark.line + 1} (YAML would "
+                    "keep only the last one); keep one of them", key_node.start_mark)
             if first is None and _hashable(key):
                 seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
@@ -44,6 +44,9 @@ def load_yaml(text: str, source: str) -> Any:
         raise SpecError([_marked_problem(err, text, source)], root=source) from None
     except yaml.YAMLError as err:
         raise SpecError([Problem(source, "(the document)", f"expected YAML: {err}")], root=source) from None
+    except ValueError as err:  # an integer over Python's 4,300-digit conversion limit
+        raise SpecError([Problem(source, "(a number of thousands of digits)", f"expected a number up to 2**63-1 "
+                                 f"({_first_words(err)})")], root=source) from None
     except RecursionError:
         raise SpecError([Problem(source, "(the document)", "nested too deeply to read; the spec is a few levels "
                                  "deep")], root=source) from None
@@ -58,6 +61,10 @@ def _marked_problem(err: yaml.MarkedYAMLError, text: str, source: str) -> Proble
     line_text = lines[mark.line].rstrip() if mark.line < len(lines) else ""
     return Problem(f"{source}:{mark.line + 1}:{mark.column + 1}", line_text[:120],
                    f"expected valid YAML: {what}")
+
+
+def _first_words(err: Exception) -> str:
+    return str(err).split(";")[0][:120]
 
 
 def _hashable(key: Any) -> bool:
