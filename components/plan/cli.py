@@ -19,7 +19,7 @@ from rich.console import Console
 
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
-from ..spec.errors import Problem, SpecError
+from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.raw import raw_problems
 from .render import plan_json, print_plan
 from .runner import run_program
@@ -93,7 +93,7 @@ def run_plan(args: argparse.Namespace) -> int:
 def _check_cluster_value(cluster: object) -> None:
     """The program gets the spec as JSON: refuse what JSON cannot carry (dates, sets, `.inf`) here, by field."""
     if cluster is None:
-        raise SpecError([Problem(CLUSTER_KEY, None, "required: the stack file's `config:` needs a `gpufleet:cluster:` "
+        raise SpecError([Problem(CLUSTER_KEY, MISSING, "required: the stack file's `config:` needs a `gpufleet:cluster:` "
                                  "mapping, as stacks/Pulumi.aws-dev.yaml has")])
     if not isinstance(cluster, dict):
         raise SpecError([Problem(CLUSTER_KEY, cluster if isinstance(cluster, (str, int, float)) else "(a list)",
