@@ -95,7 +95,3 @@ class BootConfig:
     def stock_image(self) -> bool:
         """True when gpufleet installs the driver itself (stock Ubuntu)."""
         return self.image_kind != "driver-ready"
-
-    @property
-    def cuda_major(self) -> str:
-        return self.cuda.split(".")[0]

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_azure_native as azure_native
 
+from ..outputs import exporter_ports
 from ..spec import ClusterSpec
 from .tagging import Tagger
 
 network = azure_native.network
 
 SSH_PORT = 22
-DCGM_EXPORTER_PORT = 9400
-NODE_EXPORTER_PORT = 9100
 VNET_TAG = "VirtualNetwork"
 PRIORITY = {"ssh": 100, "cluster": 110, "exporters-vnet": 120, "exporters-monitoring": 130, "deny": 4096}
 
@@ -34,10 +33,9 @@ class Security:
     asg_id: pulumi.Output[str]
 
 
-def exporter_ports(spec: ClusterSpec) -> list[str]:
-    exporters = spec.node.exporters
-    return [str(port) for port, enabled in ((NODE_EXPORTER_PORT, exporters.node), (DCGM_EXPORTER_PORT, exporters.dcgm))
-            if enabled]
+def exporter_port_ranges(spec: ClusterSpec) -> list[str]:
+    """NSG port ranges of the enabled exporters, in ascending order (the order existing rules were declared in)."""
+    return [str(port) for port in sorted(exporter_ports(spec))]
 
 
 def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
@@ -55,7 +53,7 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
     if ssh_cidrs:
         allow("ssh", "allow-ssh", "Tcp", [str(SSH_PORT)], source_address_prefixes=ssh_cidrs)
     allow("cluster", "allow-cluster", "*", ["*"], source_application_security_groups=nodes)
-    ports = exporter_ports(spec)
+    ports = exporter_port_ranges(spec)
     if ports:
         allow("exporters-vnet", "allow-exporters-vnet", "Tcp", ports, source_address_prefix=VNET_TAG)
         monitoring = [str(c) for c in spec.access.monitoring_cidrs]

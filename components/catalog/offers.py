@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterator, Optional
 
-from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
+from .cost import HOURS_PER_MONTH, MARKETS, NodePrices, hourly_cost
 from .loader import Catalog
 from .models import InstanceType, Price
 from .zones import is_edge, zone_kind
 
-MARKETS = ("on-demand", "spot", "mixed", "reserved-1y", "reserved-3y")
 # `--fabric` values: any (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
 # TCPXO are GPUDirect over TCP, not RDMA), tcp, or one cloud fabric family.
 FABRICS = {"any": None, "tcp": None, "rdma": ("efa", "infiniband", "roce"), "efa": ("efa",),

@@ -92,8 +92,3 @@ def subnet_cidrs(primary: IPv4Network, vpcs: list[VpcPlan]) -> dict[str, IPv4Net
         ranges[role] = next(free)
     return ranges
 
-
-def nccl_interfaces(instance: InstanceType) -> dict[str, list[str]]:
-    """Guest interface names for NCCL (`host`: socket / control NICs, `gpu`: GPUDirect NICs), from the catalog."""
-    names = instance.extra.get("nic_names") or {}
-    return {"host": list(names.get("host", [])), "gpu": list(names.get("gpu", []))}

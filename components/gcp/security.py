@@ -16,6 +16,7 @@ from ipaddress import IPv4Network
 import pulumi
 import pulumi_gcp as gcp
 
+from ..outputs import exporter_ports
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, SpecError
 from .fabric import VpcPlan
@@ -23,7 +24,6 @@ from .labels import Describer
 
 IAP_RANGE = "35.235.240.0/20"
 SSH_PORT = 22
-EXPORTER_PORTS = {"dcgm": 9400, "node": 9100}
 ALL_TRAFFIC = (("tcp", ("0-65535",)), ("udp", ("0-65535",)), ("icmp", ()))
 
 
@@ -36,12 +36,6 @@ class FirewallRule:
     allows: tuple[tuple[str, tuple[str, ...]], ...]  # (protocol, ports)
     sources: tuple[str, ...]
     description: str
-
-
-def exporter_ports(spec: ClusterSpec) -> list[int]:
-    """The exporter ports the node software opens, in a fixed order."""
-    enabled = {"dcgm": spec.node.exporters.dcgm, "node": spec.node.exporters.node}
-    return [port for key, port in EXPORTER_PORTS.items() if enabled[key]]
 
 
 def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv4Network]) -> list[FirewallRule]:

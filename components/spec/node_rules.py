@@ -25,15 +25,14 @@ if TYPE_CHECKING:
 class DriverBranch:
     designation: str
     end_of_life: date
-    max_cuda_major: int
 
 
 DRIVER_BRANCHES = {
-    "535": DriverBranch("LTSB", date(2026, 6, 30), 12),
-    "580": DriverBranch("LTSB", date(2028, 6, 30), 13),
-    "595": DriverBranch("Production Branch", date(2027, 3, 31), 13),
-    "610": DriverBranch("New Feature Branch", date(2026, 8, 31), 13),
-    "620": DriverBranch("LTSB", date(2029, 9, 30), 13),
+    "535": DriverBranch("LTSB", date(2026, 6, 30)),
+    "580": DriverBranch("LTSB", date(2028, 6, 30)),
+    "595": DriverBranch("Production Branch", date(2027, 3, 31)),
+    "610": DriverBranch("New Feature Branch", date(2026, 8, 31)),
+    "620": DriverBranch("LTSB", date(2029, 9, 30)),
 }
 UNSUPPORTED_BRANCHES = ("550", "570", "575")  # no longer listed by NVIDIA
 CUDA_MIN_DRIVER_BRANCH = {"11": 450, "12": 525, "13": 580}
