@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from gpufleet.catalog.selector import select
 from gpufleet.pipeline import check_cluster_input
-from gpufleet.plan.cli import main
+from gpufleet.plan.cli import _check_cluster_value, main
 from gpufleet.plan.stackfile import STACKS_DIR, stack_names
 from gpufleet.spec import SpecError, parse_cluster_spec
 from gpufleet.spec.reference import reference_rows
@@ -47,7 +48,7 @@ junk = st.recursive(scalars, lambda children: st.one_of(
 
 def set_path(spec: dict, path: str, value) -> dict:
     """A copy of `spec` with `value` at the dotted `path` (intermediate mappings created or replaced)."""
-    spec = yaml.safe_load(yaml.safe_dump(spec))
+    spec = json.loads(json.dumps(spec))
     target = spec
     parts = path.split(".")
     for part in parts[:-1]:
@@ -76,6 +77,8 @@ def test_junk_in_any_field_is_a_spec_error_or_a_plan(path, value):
     with time_bound(10):
         raw = set_path(BASE, path, value)
         try:
+            _check_cluster_value(raw)  # what passes the CLI's check must reach the program as strict JSON
+            json.dumps(raw, allow_nan=False)
             spec = parse_cluster_spec(raw)
             select(spec)
             check_cluster_input(raw)
