@@ -1,7 +1,7 @@
 """Node boot configuration: maps a validated spec and its catalog row into `cloud_init.BootConfig`.
 
 Data flows one way: spec -> selector -> cloud component -> here -> cloud_init. `cloud_init` never imports
-`components`; the cloud components call `user_data_for` and then `cloud_init.encode_user_data` for their API.
+`components`; `gpufleet.pipeline.plan_cluster` calls `user_data_for`, checks the size once and encodes it for each cloud.
 """
 
 from __future__ import annotations

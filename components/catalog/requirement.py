@@ -10,8 +10,6 @@ import argparse
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
-
 from ..spec.errors import Problem, SpecError
 from ..spec.parse import parse_cluster_spec
 from .loader import CLOUDS, Catalog
@@ -82,13 +80,12 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
         problems.append(Problem("--stack", stack, f"expected a stack name ({', '.join(names) or 'none'}) or a "
                                 "stack file path"))
         return {}
+    from ..plan.stackfile import read_stack_config  # the one stack-file reader: duplicate keys, line and column
     try:
-        config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
-    except yaml.YAMLError as err:
-        problems.append(Problem("--stack", str(path), f"expected a YAML stack file ({err.__class__.__name__})"))
+        cluster = read_stack_config(str(path)).get("gpufleet:cluster")
+    except SpecError as err:
+        problems += err.problems
         return {}
-    cluster = config.get("gpufleet:cluster")
-    cluster = cluster["value"] if isinstance(cluster, dict) and set(cluster) == {"value"} else cluster
     try:
         spec = parse_cluster_spec(cluster or {})
     except SpecError as err:
