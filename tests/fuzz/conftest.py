@@ -27,8 +27,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-class CaseTimeout(Exception):
-    """One fuzz case ran past its time bound: a hang, which is a failure."""
+class CaseTimeout(BaseException):
+    """One fuzz case ran past its time bound: a hang, which is a failure (a BaseException, so the CLI's handler for
+    internal errors does not turn it into an exit code)."""
 
 
 @contextmanager
