@@ -111,3 +111,32 @@ class TestAwsRules:
         spec = parse_cluster_spec({**SPECS["aws"], "placement_group": False, "market": {
             "capacity_reservation_id": "cr-0123456789abcdef0", "capacity_block": True}})
         assert self.rules.plan_problems(plan_cluster(spec)) == []
+
+
+class TestAzureAndGcpRules:
+    def test_azure_refuses_a_vnet_wider_than_a_slash_8(self):
+        from gpufleet.azure.rules import vnet_prefix_fits
+        spec = parse_cluster_spec({**SPECS["azure"], "network": {"cidr": "0.0.0.0/1"}})
+        assert [p.path for p in vnet_prefix_fits(spec)] == ["network.cidr"]
+
+    def test_azure_refuses_a_short_rsa_key(self):
+        import base64
+        import struct
+        from gpufleet.azure.rules import ssh_key_fits_azure
+        fields_ = (b"ssh-rsa", b"\x01\x00\x01", b"\x00" + b"\xff" * 128)
+        blob = base64.b64encode(b"".join(struct.pack(">I", len(f)) + f for f in fields_)).decode()
+        spec = parse_cluster_spec({**SPECS["azure"], "access": {"ssh_public_key": f"ssh-rsa {blob}"}})
+        assert "at least 2048 bits" in str(ssh_key_fits_azure(spec)[0])
+
+    @pytest.mark.parametrize("cidr, ok", [("10.0.0.0/16", True), ("10.0.0.0/29", True), ("10.0.0.0/30", False),
+                                          ("0.0.0.0/1", False)])
+    def test_gcp_primary_range(self, cidr, ok):
+        from gpufleet.gcp.rules import primary_range_fits
+        spec = parse_cluster_spec({**SPECS["gcp"], "network": {"cidr": cidr}})
+        assert (primary_range_fits(spec) == []) is ok
+
+    def test_gcp_gpu_subnets_need_room_outside_the_primary_range(self):
+        from gpufleet.gcp.rules import gpu_subnets_avoid_primary
+        spec = parse_cluster_spec({**SPECS["gcp"], "nodes": 2, "accelerator": {"instance_type": "a3-megagpu-8g"},
+                                   "fabric": "gpudirect", "network": {"cidr": "10.0.0.0/16"}})
+        assert gpu_subnets_avoid_primary(plan_cluster(spec)) == []
