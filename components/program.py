@@ -23,5 +23,5 @@ def declare_stack() -> None:
         cluster = build_cluster(COMPONENT_NAME, spec)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
-    for key, value in cluster.outputs.items():
+    for key, value in cluster.outputs.items():  # type: ignore[attr-defined]  # every cloud component sets it
         pulumi.export(key, value)

@@ -80,7 +80,7 @@ def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
 
 def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
                      security: Security, proximity_group_id: Optional[pulumi.Input[str]], custom_data: str,
-                     tag: Tagger, opts: pulumi.ResourceOptions) -> list[compute.VirtualMachineScaleSet]:
+                     tag: Tagger, opts: pulumi.ResourceOptions) -> list[azure_native.compute.VirtualMachineScaleSet]:
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
                        custom_data, tag, opts)
             for plan in scale_set_plans(selection)]
@@ -88,7 +88,7 @@ def build_scale_sets(name: str, selection: Selection, single_placement_group: bo
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
                node_network: NodeNetwork, security: Security, proximity_group_id: Optional[pulumi.Input[str]],
-               custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions) -> compute.VirtualMachineScaleSet:
+               custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions) -> azure_native.compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
@@ -121,7 +121,7 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
 
 
 def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan,
-                custom_data: str) -> compute.VirtualMachineScaleSetOSProfileArgs:
+                custom_data: str) -> azure_native.compute.VirtualMachineScaleSetOSProfileArgs:
     key = selection.spec.access.ssh_public_key
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=computer_name_prefix(pulumi.get_stack(), name, plan), admin_username=ADMIN_USER,

@@ -122,7 +122,7 @@ def _spot_vs_on_demand(prices: list[Price]) -> list[Flag]:
     on_demand = {}
     for key, rows in _group(prices, lambda p: (p.cloud, p.instance_type)).items():
         for region, value in _region_on_demand(rows).items():
-            on_demand[(*key, region)] = value
+            on_demand[key + (region,)] = value
     flags = []
     for p in prices:
         reference = p.on_demand if p.on_demand is not None else on_demand.get((p.cloud, p.instance_type, p.region))

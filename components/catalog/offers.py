@@ -140,7 +140,7 @@ class Ranking:
     def clouds_without_offer(self, clouds=("aws", "azure", "gcp")) -> dict[str, Offer]:
         """For each cloud with no feasible offer, its nearest miss (when it has any candidate at all)."""
         offered = {o.candidate.instance.cloud for o in self.offers}
-        misses = {}
+        misses: dict[str, Offer] = {}
         for offer in self.rejected:
             misses.setdefault(offer.candidate.instance.cloud, offer)
         return {c: misses[c] for c in clouds if c not in offered and c in misses}
@@ -255,10 +255,10 @@ def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
     """Every (instance type, location) the catalog lists, flagged types included (they fail with the reason)."""
     result = []
     instances = {**catalog.instances, **catalog.flagged_instances}
-    clean = {}
+    clean: dict[tuple[str, str, str], list[Price]] = {}
     for p in catalog.prices:
         clean.setdefault((p.cloud, p.instance_type, p.region), []).append(p)
-    raw = {}
+    raw: dict[tuple[str, str], dict[str, list[Price]]] = {}
     for p in catalog.raw_prices:
         raw.setdefault((p.cloud, p.instance_type), {}).setdefault(p.region, []).append(p)
     for (cloud, name), instance in sorted(instances.items()):

@@ -46,7 +46,8 @@ def is_label_text(text: str, key: bool) -> bool:
 
 def label_problems(tags: Mapping[str, str]) -> list[Problem]:
     """Tags that cannot be GCP labels, even lowercased, and tags that collide once lowercased."""
-    problems, seen = [], {}
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
     for key, value in tags.items():
         lower_key, lower_value = key.lower(), value.lower()
         if not is_label_text(lower_key, key=True):

@@ -45,7 +45,8 @@ def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[
     run = program or (lambda: runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__"))
     _sync_await(run_pulumi_func(run))
     root = pulumi.runtime.get_root_resource()
-    outputs = _sync_await(pulumi.Output.from_input(dict(root.outputs)).future()) if root.outputs else {}
+    exports = getattr(root, "outputs", None)  # the Stack resource's exports
+    outputs = _sync_await(pulumi.Output.from_input(dict(exports)).future()) if exports else {}
     return PlanResult(stack=stack, resources=monitor.declared_resources(), outputs=outputs or {})
 
 

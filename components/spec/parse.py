@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from .errors import MISSING, Problem, SpecError
 from .model import ClusterSpec
@@ -42,7 +43,7 @@ def field_path(loc: tuple) -> str:
     return path
 
 
-def _problem_from(error: dict) -> Problem:
+def _problem_from(error: ErrorDetails) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
     value = error.get("input", MISSING)

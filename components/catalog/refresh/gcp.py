@@ -12,7 +12,7 @@ into public catalogs.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from ..models import InstanceType
 from .records import PriceRecord, ResponseShapeError
@@ -57,7 +57,7 @@ def machine_prices(rates: dict, instances: Iterable[InstanceType]) -> list[Price
         if gpu_sku is None:
             continue
         for region in regions:
-            values = {field: _machine(rates, region, series, gpu_sku, field, instance)
+            values: dict[str, Any] = {field: _machine(rates, region, series, gpu_sku, field, instance)
                       for field in USAGE_FIELD.values()}
             if any(v is not None for v in values.values()):
                 records.append(PriceRecord(instance_type=instance.name, region=region, **values))
