@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
@@ -27,15 +26,15 @@ class IsolationConfig:
     """The cgroup v2 slice `gpufleet-jobs.slice`."""
 
     memory_max_percent: int = 90
-    cpu_quota_percent: Optional[int] = None
-    allowed_cpus: Optional[str] = None
+    cpu_quota_percent: int | None = None
+    allowed_cpus: str | None = None
 
 
 @dataclass(frozen=True)
 class MpsConfig:
     """The CUDA MPS control daemon."""
 
-    active_thread_percentage: Optional[int] = None
+    active_thread_percentage: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +59,12 @@ class BootConfig:
     rdma_devices: int = 0
     arch: str = "x86_64"
     container_runtime: str = "docker"
-    isolation: Optional[IsolationConfig] = field(default_factory=IsolationConfig)
-    mps: Optional[MpsConfig] = None
+    isolation: IsolationConfig | None = field(default_factory=IsolationConfig)
+    mps: MpsConfig | None = None
     mig_profiles: tuple[str, ...] = ()
     nccl_debug: str = "WARN"
     nccl_env: tuple[tuple[str, str], ...] = ()
-    nccl_topo_file: Optional[str] = None
+    nccl_topo_file: str | None = None
     host_nics: tuple[str, ...] = ()
     gpu_nics: tuple[str, ...] = ()
     dcgm_exporter: bool = True

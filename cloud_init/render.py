@@ -9,8 +9,17 @@ import functools
 import yaml
 
 from .config import BootConfig
-from .env import (DRAIN_HOOK_PATH, NCCL_CONF_PATH, JOB_ENV_PATH, NODE_ENV_PATH, node_env_items, render_drain_hook,
-                  render_env_file, render_nccl_conf, render_job_env)
+from .env import (
+    DRAIN_HOOK_PATH,
+    JOB_ENV_PATH,
+    NCCL_CONF_PATH,
+    NODE_ENV_PATH,
+    node_env_items,
+    render_drain_hook,
+    render_env_file,
+    render_job_env,
+    render_nccl_conf,
+)
 from .parts import Part, static_parts, units_to_enable
 
 INSTALL_COMMAND = ["/usr/local/sbin/gpufleet-install"]

@@ -26,7 +26,7 @@ AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/mi
 SPOT_MARKETS = ("spot", "mixed")
 
 
-def driver_flavor(selection: "Selection") -> str:
+def driver_flavor(selection: Selection) -> str:
     """The kernel-module flavor the node installs: the spec's choice, or the architecture's default."""
     chosen = selection.spec.node.driver.flavor
     if chosen != "auto":
@@ -37,13 +37,13 @@ def driver_flavor(selection: "Selection") -> str:
     return "proprietary"
 
 
-def nccl_topo_file(selection: "Selection") -> str | None:
+def nccl_topo_file(selection: Selection) -> str | None:
     if selection.fabric != "infiniband":
         return None
     return selection.instance.extra.get("nccl_topo_file") or AZURE_TOPO_FILES.get(selection.gpu.architecture)
 
 
-def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
+def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
     iso = node.isolation
@@ -85,7 +85,7 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
     )
 
 
-def user_data_for(selection: "Selection", cluster_name: str) -> str:
+def user_data_for(selection: Selection, cluster_name: str) -> str:
     """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog. Its size is
     checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
     return render_cloud_config(boot_config(selection, cluster_name))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Optional
 
 import pulumi
 
@@ -16,7 +15,7 @@ CLOUD_COMPONENTS = {
 }
 
 
-def build_cluster(name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.ComponentResource:
+def build_cluster(name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None) -> pulumi.ComponentResource:
     """The `gpufleet:index:<Cloud>GpuCluster` component for `spec.cloud`; its `outputs` dict is what a stack exports."""
     module_name, class_name = CLOUD_COMPONENTS[spec.cloud]
     component_class = getattr(import_module(module_name), class_name)

@@ -122,6 +122,7 @@ class TestAzureAndGcpRules:
     def test_azure_refuses_a_short_rsa_key(self):
         import base64
         import struct
+
         from gpufleet.azure.rules import ssh_key_fits_azure
         fields_ = (b"ssh-rsa", b"\x01\x00\x01", b"\x00" + b"\xff" * 128)
         blob = base64.b64encode(b"".join(struct.pack(">I", len(f)) + f for f in fields_)).decode()

@@ -7,8 +7,6 @@ nat-routes, sg, sg-*, pg, role, role-ssm, role-health, profile, key, lt, nodes) 
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
@@ -34,7 +32,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
     outputs: dict[str, pulumi.Input]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
         selection = plan_cluster(spec, name=name)  # raises SpecError before anything is declared
         user_data = selection.user_data
         super().__init__(TYPE_TOKEN, name, None, opts)
@@ -68,7 +66,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
     }
 
 
-def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> pulumi.Output[str] | None:
     if spec.access.ssh_public_key is None:
         return None
     return aws.ec2.KeyPair(f"{name}-key", public_key=spec.access.ssh_public_key, tags=tag("key"), opts=opts).key_name

@@ -6,8 +6,6 @@ group's size and nothing else, so changing it touches only this resource.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
@@ -20,7 +18,7 @@ CAPACITY_WAIT = "20m"
 
 
 def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.LaunchTemplate,
-                subnet_id: pulumi.Input[str], placement_group: Optional[aws.ec2.PlacementGroup], tag: Tagger,
+                subnet_id: pulumi.Input[str], placement_group: aws.ec2.PlacementGroup | None, tag: Tagger,
                 opts: pulumi.ResourceOptions) -> aws.autoscaling.Group:
     spec = selection.spec
     template_version = launch_template.latest_version.apply(str)

@@ -6,8 +6,6 @@ InsufficientInstanceCapacity (ParallelCluster PlacementGroupCapacityTypeValidato
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
@@ -18,7 +16,7 @@ STRATEGY = "cluster"
 
 
 def build_placement_group(name: str, selection: Selection, tag: Tagger,
-                          opts: pulumi.ResourceOptions) -> Optional[aws.ec2.PlacementGroup]:
+                          opts: pulumi.ResourceOptions) -> aws.ec2.PlacementGroup | None:
     if not selection.placement_group:
         return None
     return aws.ec2.PlacementGroup(f"{name}-pg", strategy=STRATEGY, tags=tag("pg"), opts=opts)

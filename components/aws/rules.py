@@ -16,8 +16,8 @@ Every limit is data with its source:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from ipaddress import IPv4Network
-from typing import Callable
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec, Problem

@@ -7,8 +7,6 @@ spot-nodes) and parented to the component; every resource sets `location` to the
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_azure_native as azure_native
 
@@ -33,7 +31,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
     outputs: dict[str, pulumi.Input]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
         selection, custom_data = validate(name, spec)  # raises SpecError before anything is declared
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -63,7 +62,7 @@ def scale_set_plans(selection: Selection) -> list[ScaleSetPlan]:
     return [ScaleSetPlan("nodes", SPOT if market.type == "spot" else REGULAR, spec.nodes)]
 
 
-def priority_args(plan: ScaleSetPlan, max_price: Optional[float]) -> dict:
+def priority_args(plan: ScaleSetPlan, max_price: float | None) -> dict:
     """VM profile fields for the plan's priority."""
     if plan.priority == REGULAR:
         return {"priority": REGULAR}
@@ -79,7 +78,7 @@ def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
 
 
 def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
-                     security: Security, proximity_group_id: Optional[pulumi.Input[str]], custom_data: str,
+                     security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: str,
                      tag: Tagger, opts: pulumi.ResourceOptions) -> list[azure_native.compute.VirtualMachineScaleSet]:
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
                        custom_data, tag, opts)
@@ -87,7 +86,7 @@ def build_scale_sets(name: str, selection: Selection, single_placement_group: bo
 
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
-               node_network: NodeNetwork, security: Security, proximity_group_id: Optional[pulumi.Input[str]],
+               node_network: NodeNetwork, security: Security, proximity_group_id: pulumi.Input[str] | None,
                custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions) -> azure_native.compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(

@@ -9,7 +9,7 @@ from `list_nodes` works as well.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pulumi
 

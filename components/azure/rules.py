@@ -6,15 +6,13 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec, Problem
 from ..spec.ssh import parse_public_key
 from .fabric import InfinibandPartition, infiniband_partition
 from .image import image_problems
-from .network import (RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id,
-                      usable_addresses)
+from .network import RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id, usable_addresses
 from .nodes import OS_DISK_MAX_GIB, scale_set_plans
 from .placement import PLACEMENT_GROUP_MAX_VMS, SCALE_SET_MAX_VMS
 
@@ -125,7 +123,7 @@ def spec_problems(spec: ClusterSpec) -> list[Problem]:
     return [problem for rule in SPEC_RULES for problem in rule(spec)]
 
 
-def partition_fits_one_placement_group(selection: Selection, partition: Optional[InfinibandPartition]) -> list[Problem]:
+def partition_fits_one_placement_group(selection: Selection, partition: InfinibandPartition | None) -> list[Problem]:
     spec = selection.spec
     if partition is None or spec.nodes <= PLACEMENT_GROUP_MAX_VMS:
         return []
@@ -143,7 +141,7 @@ def scale_sets_fit(selection: Selection) -> list[Problem]:
                     f"at most {SCALE_SET_MAX_VMS} nodes per stack")]
 
 
-def mixed_market_without_infiniband(selection: Selection, partition: Optional[InfinibandPartition]) -> list[Problem]:
+def mixed_market_without_infiniband(selection: Selection, partition: InfinibandPartition | None) -> list[Problem]:
     if selection.spec.market.type != "mixed" or partition is None:
         return []
     return [Problem("market.type", "mixed", f"on azure a mixed market needs two scale sets, and InfiniBand links "

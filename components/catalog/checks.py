@@ -11,9 +11,9 @@ Flagged rows are excluded from selection and shown with their reason (`gpufleet 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from statistics import median
-from typing import Iterable, Mapping, Optional
 
 from .models import Flag, GpuModel, InstanceType, Price
 
@@ -104,7 +104,7 @@ def _row_flag(row: InstanceType, kind: str, reason: str) -> Flag:
     return Flag(cloud=row.cloud, instance_type=row.name, region="", zone="", scope="row", kind=kind, reason=reason)
 
 
-def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: Optional[str] = None) -> Flag:
+def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: str | None = None) -> Flag:
     return Flag(cloud=price.cloud, instance_type=price.instance_type, region=price.region,
                 zone=price.zone if zone is None else zone, scope=scope, kind=kind, reason=reason)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Optional
 
 # RDMA fabrics an instance type can have. None means TCP only.
 FABRICS = ("efa", "infiniband", "tcpx", "tcpxo", "roce")
@@ -17,11 +16,11 @@ class GpuModel:
     model: str
     memory_gib: int
     architecture: str
-    bf16_dense_tflops: Optional[float]
+    bf16_dense_tflops: float | None
     aliases: tuple[str, ...] = ()
     open_modules_required: bool = False
     mig_profiles: tuple[str, ...] = ()
-    mig_min_driver: Optional[str] = None
+    mig_min_driver: str | None = None
     source: str = ""
     # GPUs per node the GPU is sold in by any cloud (HGX boards hold 4 or 8). A row outside this is a data error.
     node_gpu_counts: tuple[int, ...] = (1, 2, 4, 8)
@@ -38,7 +37,7 @@ class InstanceType:
     gpu_memory_gib: int
     vcpus: int
     memory_gib: float
-    fabric: Optional[str]
+    fabric: str | None
     network_gbps: float
     nvswitch: bool
     source: str
@@ -75,10 +74,10 @@ class Price:
     instance_type: str
     region: str
     zone: str  # "" for a region-wide price
-    on_demand: Optional[float]
-    spot: Optional[float]
-    reserved_1y: Optional[float] = None
-    reserved_3y: Optional[float] = None
+    on_demand: float | None
+    spot: float | None
+    reserved_1y: float | None = None
+    reserved_3y: float | None = None
     source: str = ""  # key into the cloud's price sources; "" = the file's default source
 
 
@@ -113,7 +112,7 @@ class Flag:
     kind: str  # e.g. "gpu-count", "spot-above-on-demand", "on-demand-outlier"
     reason: str
 
-    def covers(self, price: "Price") -> bool:
+    def covers(self, price: Price) -> bool:
         return (price.cloud, price.instance_type) == (self.cloud, self.instance_type) and \
             self.region in ("", price.region) and self.zone in ("", price.zone)
 

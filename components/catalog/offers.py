@@ -8,11 +8,11 @@ the cheapest zone anywhere. Each candidate either meets a `Requirement` (an offe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Optional
 
-from .cost import HOURS_PER_MONTH, MARKETS, NodePrices, hourly_cost
+from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
 from .loader import Catalog
 from .models import InstanceType, Price
 from .zones import is_edge, zone_kind
@@ -29,16 +29,16 @@ class Requirement:
     """What the user asks for. Empty tuples mean "any"."""
 
     gpus: tuple[str, ...] = ()  # canonical GPU models
-    gpus_per_node: Optional[int] = None
+    gpus_per_node: int | None = None
     nodes: int = 1
     market: str = "on-demand"
     on_demand_base: int = 0  # with market "mixed"
     fabric: str = "any"
     clouds: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
-    min_gpu_memory_gib: Optional[float] = None
-    max_usd_per_hour: Optional[float] = None
-    job_gpu_hours: Optional[float] = None  # the job's size in GPU-hours on `reference_gpu`
+    min_gpu_memory_gib: float | None = None
+    max_usd_per_hour: float | None = None
+    job_gpu_hours: float | None = None  # the job's size in GPU-hours on `reference_gpu`
     reference_gpu: str = DEFAULT_REFERENCE_GPU
     speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
 
@@ -68,10 +68,10 @@ class Offer:
     """A candidate priced for a requirement. `reasons` is empty for a feasible offer."""
 
     candidate: Candidate
-    usd_per_hour: Optional[float]
-    relative_speed: Optional[float]
-    job_usd: Optional[float]
-    job_hours: Optional[float]
+    usd_per_hour: float | None
+    relative_speed: float | None
+    job_usd: float | None
+    job_hours: float | None
     reasons: tuple[str, ...] = field(default=())
     price_missing: bool = False  # one of `reasons` is that the market has no price here
 
@@ -116,7 +116,7 @@ class Ranking:
         self.requirement, self.catalog = requirement, catalog
         self.offers = tuple(offers)
         self._misses = misses
-        self._rejected: Optional[tuple[Offer, ...]] = None
+        self._rejected: tuple[Offer, ...] | None = None
 
     @property
     def rejected(self) -> tuple[Offer, ...]:
@@ -182,7 +182,7 @@ def fabric_gbps(instance: InstanceType) -> float:
     return instance.network_gbps
 
 
-def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> Optional[float]:
+def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> float | None:
     """Speed against the reference GPU: a measured factor when given, else the dense TFLOPS ratio."""
     factors = dict(requirement.speed_factors)
     if gpu in factors:
@@ -210,7 +210,7 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
                  job_hours=job_hours, reasons=reasons, price_missing=hourly is None)
 
 
-def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterator[str]:
+def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[str]:
     """Every requirement the candidate misses, cheapest checks first (`rank` stops at the first)."""
     i = c.instance
     if req.gpus and i.gpu not in req.gpus:
@@ -291,11 +291,11 @@ def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -
     return min(dated)[1] if dated else keys[0]
 
 
-def _max(values) -> Optional[float]:
+def _max(values) -> float | None:
     return max((v for v in values if v is not None), default=None)
 
 
-def _none_last(value: Optional[float]) -> tuple:
+def _none_last(value: float | None) -> tuple:
     return (value is None, value or 0.0)
 
 
@@ -304,5 +304,5 @@ def _name_key(offer: Offer) -> tuple:
     return (c.instance.cloud, c.instance.name, c.region, c.zone)
 
 
-def _round(value: Optional[float], digits: int) -> Optional[float]:
+def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..spec.errors import Problem, SpecError
 from ..spec.parse import parse_cluster_spec
@@ -103,7 +103,7 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
             "fabric": SPEC_FABRIC[spec.fabric]}
 
 
-def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> Optional[str]:
+def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> str | None:
     gpu = catalog.gpu(name)
     if gpu is not None:
         return gpu.model
@@ -123,5 +123,5 @@ def _first(*values):
     return next((v for v in values if v is not None), None)
 
 
-def _split(values: Optional[list[str]]) -> tuple[str, ...]:
+def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())

@@ -11,7 +11,6 @@ The project comes from the provider configuration (`gcp:project`) through the `g
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
@@ -59,7 +58,7 @@ class GcpGpuCluster(pulumi.ComponentResource):
 
     outputs: dict[str, pulumi.Input]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
         plan = plan_cluster(name, spec)  # raises SpecError before anything is declared
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = plan.selection

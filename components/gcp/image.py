@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from ..spec import ClusterSpec
 from ..spec.errors import Problem
@@ -45,7 +44,7 @@ IMAGE_LINK = re.compile(r"^(?:https://(?:www|compute)\.googleapis\.com/compute/(
 class BootImage:
     source: str
     shielded: bool  # Secure Boot + vTPM + integrity monitoring: the image is known to support Shielded VM
-    warning: Optional[str] = None
+    warning: str | None = None
 
 
 def boot_image(spec: ClusterSpec) -> BootImage:

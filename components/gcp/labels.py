@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ..spec.errors import Problem
 from ..tags import provenance_tags

@@ -16,8 +16,6 @@ a new template reaches a node only when the node is recreated, never by restarti
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_gcp as gcp
 
@@ -58,7 +56,7 @@ def base_instance_name(stack: str, name: str) -> str:
 
 def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],
                    image: BootImage, account_email: pulumi.Input[str], user_data: str,
-                   placement_policy: Optional[pulumi.Input[str]], label: Labeler, describe: Describer,
+                   placement_policy: pulumi.Input[str] | None, label: Labeler, describe: Describer,
                    opts: pulumi.ResourceOptions) -> gcp.compute.InstanceTemplate:
     spec, instance = selection.spec, selection.instance
     return gcp.compute.InstanceTemplate(
@@ -103,7 +101,7 @@ def build_group(name: str, selection: Selection, template: gcp.compute.InstanceT
     )
 
 
-def _reservation(spec: ClusterSpec) -> Optional[gcp.compute.InstanceTemplateReservationAffinityArgs]:
+def _reservation(spec: ClusterSpec) -> gcp.compute.InstanceTemplateReservationAffinityArgs | None:
     """`market.capacity_reservation_id` names a specific Compute Engine reservation to consume."""
     reservation = spec.market.capacity_reservation_id
     if reservation is None:

@@ -13,7 +13,6 @@ Compact placement requires onHostMaintenance TERMINATE and no automatic restart,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
@@ -30,11 +29,11 @@ COLLOCATED = "COLLOCATED"
 class PlacementPlan:
     """The policy gpufleet declares: `max_distance` None means best effort, and `max_vms` is its capacity."""
 
-    max_distance: Optional[int]
+    max_distance: int | None
     max_vms: int
 
 
-def placement_plan(instance: InstanceType, max_distance: Optional[int] = None) -> PlacementPlan:
+def placement_plan(instance: InstanceType, max_distance: int | None = None) -> PlacementPlan:
     """The catalog's default distance for `instance` unless one is given; its VM cap from the catalog."""
     facts = instance.extra.get("placement") or {}
     caps = {int(d): int(v) for d, v in (facts.get("max_vms_by_distance") or {}).items()}
@@ -44,7 +43,7 @@ def placement_plan(instance: InstanceType, max_distance: Optional[int] = None) -
     return PlacementPlan(int(distance), caps.get(int(distance), 0))
 
 
-def placement_problems(instance: InstanceType, nodes: int, max_distance: Optional[int] = None) -> list[Problem]:
+def placement_problems(instance: InstanceType, nodes: int, max_distance: int | None = None) -> list[Problem]:
     """A max distance the family does not support, or more nodes than the policy holds."""
     facts = instance.extra.get("placement") or {}
     caps = {int(d): int(v) for d, v in (facts.get("max_vms_by_distance") or {}).items()}
@@ -62,7 +61,7 @@ def placement_problems(instance: InstanceType, nodes: int, max_distance: Optiona
 
 
 def build_placement_policy(name: str, selection: Selection, plan: PlacementPlan, describe: Describer,
-                           opts: pulumi.ResourceOptions) -> Optional[gcp.compute.ResourcePolicy]:
+                           opts: pulumi.ResourceOptions) -> gcp.compute.ResourcePolicy | None:
     if not selection.placement_group:
         return None
     return gcp.compute.ResourcePolicy(

@@ -6,14 +6,13 @@ not list for the machine type (zones are names like us-central1-a on GCP).
 
 from __future__ import annotations
 
-from typing import Callable
-
+from collections.abc import Callable
 from ipaddress import IPv4Network
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec
 from ..spec.errors import Problem
-from .fabric import vpc_layout, subnet_cidrs
+from .fabric import subnet_cidrs, vpc_layout
 from .image import boot_image, image_problems
 from .labels import label_problems
 from .placement import placement_problems

@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import pulumi
 from rich.console import Console
@@ -31,7 +30,7 @@ INTERNAL_ERROR = 1
 DEBUG_FLAG = "--debug"
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv
     argv = [arg for arg in argv if arg != DEBUG_FLAG]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pulumi
 from pulumi.runtime.settings import SETTINGS
@@ -28,8 +29,8 @@ class PlanResult:
     outputs: dict[str, Any]
 
 
-def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[], None]] = None,
-                monitor: Optional[RecordingMonitor] = None) -> PlanResult:
+def run_program(stack: str, config: dict[str, Any], program: Callable[[], None] | None = None,
+                monitor: RecordingMonitor | None = None) -> PlanResult:
     """Declares the stack's resources against a fresh mock runtime and returns them with the resolved exports.
 
     `config` maps full keys (`gpufleet:cluster`, `aws:region`) to values; objects are passed as JSON, as the CLI does.

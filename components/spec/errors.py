@@ -6,8 +6,9 @@ All problems found in one pass are raised together as a `SpecError`, so a user f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ fields to each other live in `rules.py`, and rules that need the catalog live in
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -28,11 +28,11 @@ DEFAULT_ROOT_DISK_GIB = 200
 class Accelerator(StrictModel):
     """What each node carries: a GPU model and count, or an explicit instance type."""
 
-    gpu: Optional[str] = None
+    gpu: str | None = None
     """GPU model, e.g. "H100", "A100-80GB", "L40S". Default: taken from `instance_type`."""
-    gpus_per_node: Optional[Count] = Field(None, ge=1, le=64)
+    gpus_per_node: Count | None = Field(None, ge=1, le=64)
     """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
-    instance_type: Optional[str] = None
+    instance_type: str | None = None
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
 
 
@@ -43,9 +43,9 @@ class Market(StrictModel):
     """Default: "on-demand"."""
     on_demand_base: Count = Field(0, ge=0, le=4096)
     """With "mixed": nodes always bought on demand; the rest are spot. Default: 0."""
-    spot_max_price_per_hour: Optional[Amount] = Field(None, ge=0.001, le=10000)
+    spot_max_price_per_hour: Amount | None = Field(None, ge=0.001, le=10000)
     """Highest spot price per node-hour in USD, 0.001 to 10000. Default: no cap (the on-demand price), as AWS recommends."""
-    capacity_reservation_id: Optional[str] = None
+    capacity_reservation_id: str | None = None
     """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
     capacity_block: bool = False
     """The reservation is an AWS Capacity Block for ML. Default: false."""
@@ -62,14 +62,14 @@ class Image(StrictModel):
 
     kind: ImageKind = "driver-ready"
     """"driver-ready" (AWS DLAMI, Azure HPC image, GCP Deep Learning VM) or stock Ubuntu. Default: "driver-ready"."""
-    id: Optional[str] = None
+    id: str | None = None
     """Pin an exact image (AMI id, image URN or self link) of the given `kind`. Default: the newest image of `kind`."""
 
 
 class Access(StrictModel):
     """Who may reach the nodes. Everything is closed unless listed here."""
 
-    ssh_public_key: Optional[str] = None
+    ssh_public_key: str | None = None
     """OpenSSH public key for the default user. Default: none (use SSM, IAP or Bastion)."""
     ssh_cidrs: list[IPv4Network] = Field(default_factory=list)
     """CIDRs allowed to reach port 22. Default: none."""
@@ -82,7 +82,7 @@ class Access(StrictModel):
 
     @field_validator("ssh_public_key")
     @classmethod
-    def _is_openssh_key(cls, key: Optional[str]) -> Optional[str]:
+    def _is_openssh_key(cls, key: str | None) -> str | None:
         if key is not None:
             parse_public_key(key)  # ValueError says what is wrong
         return key
@@ -93,7 +93,7 @@ class Network(StrictModel):
 
     cidr: IPv4Network = IPv4Network(DEFAULT_VPC_CIDR)
     """Address range of the VPC/VNet gpufleet creates. Default: 10.0.0.0/16."""
-    existing_subnet_id: Optional[str] = None
+    existing_subnet_id: str | None = None
     """Use this subnet instead of creating a network. Default: gpufleet creates one private subnet with NAT egress."""
 
 
@@ -104,7 +104,7 @@ class ClusterSpec(StrictModel):
     """Which cloud: "aws", "azure" or "gcp"."""
     region: str = Field(min_length=1)
     """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
-    zone: Optional[str] = None
+    zone: str | None = None
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
     nodes: Count = Field(ge=1, le=4096)
     """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet."""
@@ -112,9 +112,9 @@ class ClusterSpec(StrictModel):
     market: Market = Field(default_factory=Market)
     fabric: Fabric = "auto"
     """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
-    placement_group: Optional[bool] = None
+    placement_group: bool | None = None
     """Cluster placement. Default: on for multi-node clusters and any cluster on an RDMA fabric, off inside a Capacity Block."""
-    placement_max_distance: Optional[Count] = Field(None, ge=1, le=3)
+    placement_max_distance: Count | None = Field(None, ge=1, le=3)
     """GCP compact placement: most network hops between nodes (1 = same rack ... 3 = same cluster). Default: the family's catalog default."""
     image: Image = Field(default_factory=Image)
     access: Access = Field(default_factory=Access)

@@ -7,7 +7,7 @@ Each field documents its default; compatibility between fields (driver/CUDA, MIG
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field
 
@@ -37,9 +37,9 @@ class IsolationOptions(StrictModel):
     """Default: true."""
     memory_max_percent: Count = Field(90, ge=10, le=100)
     """MemoryMax of the job slice as a share of node RAM. Default: 90."""
-    cpu_quota_percent: Optional[Count] = Field(None, ge=1, le=102400)
+    cpu_quota_percent: Count | None = Field(None, ge=1, le=102400)
     """CPUQuota of the slice (100 = one core). Default: no quota."""
-    allowed_cpus: Optional[str] = Field(None, max_length=256, pattern=r"^\d{1,4}(-\d{1,4})?(,\d{1,4}(-\d{1,4})?)*$", examples=["0-95", "0-47,96-143"])
+    allowed_cpus: str | None = Field(None, max_length=256, pattern=r"^\d{1,4}(-\d{1,4})?(,\d{1,4}(-\d{1,4})?)*$", examples=["0-95", "0-47,96-143"])
     """AllowedCPUs of the slice, e.g. "0-95". Default: all CPUs."""
 
 
@@ -48,7 +48,7 @@ class MpsOptions(StrictModel):
 
     enabled: bool = False
     """Default: false."""
-    active_thread_percentage: Optional[Count] = Field(None, ge=1, le=100)
+    active_thread_percentage: Count | None = Field(None, ge=1, le=100)
     """Default active-thread percentage for MPS clients. Default: 100 (no limit)."""
 
 

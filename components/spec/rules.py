@@ -6,8 +6,8 @@ Rules that need the instance catalog (unknown GPU, EFA support, zones) live in `
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from ipaddress import IPv4Network
-from typing import Callable
 
 from .errors import Problem
 from .model import ClusterSpec

@@ -141,7 +141,7 @@ def test_single_efa_node_is_already_built_for_the_cluster_so_growing_touches_onl
     one_node, two_nodes = plan_of({**TRAIN, "nodes": 1, "fabric": "auto"}), plan_of({**TRAIN, "fabric": "auto"})
     assert one(one_node, "aws:ec2/placementGroup:PlacementGroup").inputs["strategy"] == "cluster"
     assert len(one(one_node, "aws:ec2/launchTemplate:LaunchTemplate").inputs["networkInterfaces"]) == 33
-    changed = [a.name for a, b in zip(one_node.resources, two_nodes.resources) if a.inputs != b.inputs]
+    changed = [a.name for a, b in zip(one_node.resources, two_nodes.resources, strict=True) if a.inputs != b.inputs]
     assert len(one_node.resources) == len(two_nodes.resources) and changed == ["gpufleet-nodes"]
 
 
@@ -165,7 +165,7 @@ def test_existing_subnet_creates_no_network():
 def test_resource_count_stays_flat_and_node_count_touches_only_the_fleet():
     small, large = plan_of({**TRAIN, "nodes": 8}), plan_of({**TRAIN, "nodes": 1024})
     assert len(small.resources) == len(large.resources)
-    changed = [a.name for a, b in zip(small.resources, large.resources) if a.inputs != b.inputs]
+    changed = [a.name for a, b in zip(small.resources, large.resources, strict=True) if a.inputs != b.inputs]
     assert changed == ["gpufleet-nodes"]
 
 

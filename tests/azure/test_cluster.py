@@ -209,7 +209,7 @@ def test_resource_count_stays_flat_and_node_count_touches_only_capacity(spec, sm
     InfiniBand node setup, so growing it changes neither customData nor the placement group."""
     small, big = plan_of({**spec, "nodes": small_nodes}), plan_of({**spec, "nodes": large_nodes})
     assert [r.name for r in small.resources] == [r.name for r in big.resources]
-    for a, b in zip(small.resources, big.resources):
+    for a, b in zip(small.resources, big.resources, strict=True):
         if a.type == VMSS:
             assert {**a.inputs, "sku": None} == {**b.inputs, "sku": None}, a.name
             assert {**a.inputs["sku"], "capacity": None} == {**b.inputs["sku"], "capacity": None}

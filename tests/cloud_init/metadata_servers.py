@@ -11,7 +11,6 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Optional
 
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
@@ -25,8 +24,8 @@ class MetadataServer:
                  azure_name_failures: int = 0):
         self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
         self.azure_name_failures = azure_name_failures  # the first N answers for this VM's name are HTTP 500
-        self.notice_at: Optional[float] = None
-        self.rebalance_at: Optional[float] = None
+        self.notice_at: float | None = None
+        self.rebalance_at: float | None = None
         self.acks: list[dict] = []
         self.requests: list[str] = []
         self.lock = threading.Lock()

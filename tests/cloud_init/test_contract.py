@@ -68,6 +68,7 @@ def _oversized(cloud_limit: int) -> dict:
                                                ("gcp", "gcp", cloud_init.GCP_METADATA_VALUE_MAX_BYTES)])
 def test_oversized_node_software_is_a_spec_error_naming_the_limit(row, cloud, limit):
     from gpufleet.spec.errors import SpecError
+
     from .conftest import AZURE_NC_A100, GCP_G2, selection_for
     node = _oversized(limit)
     selection = (aws_selection(market="spot", node=node) if row is None else

@@ -12,7 +12,8 @@ into public catalogs.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from ..models import InstanceType
 from .records import PriceRecord, ResponseShapeError
@@ -64,7 +65,7 @@ def machine_prices(rates: dict, instances: Iterable[InstanceType]) -> list[Price
     return records
 
 
-def _machine(rates, region, series, gpu_sku, field, instance: InstanceType) -> Optional[float]:
+def _machine(rates, region, series, gpu_sku, field, instance: InstanceType) -> float | None:
     core = rates.get((region, series, "core", field))
     ram = rates.get((region, series, "ram", field))
     gpu = rates.get((region, "gpu", gpu_sku, field))
@@ -92,7 +93,7 @@ def _classify(sku: dict):
     return None
 
 
-def _unit_price(sku: dict) -> Optional[float]:
+def _unit_price(sku: dict) -> float | None:
     try:
         rate = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][-1]["unitPrice"]
     except (KeyError, IndexError):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable, Optional
 
 from ..models import Price
 from .records import PRICE_FIELDS, PriceRecord
@@ -76,7 +76,7 @@ def to_csv(rows: Iterable[Price]) -> str:
     return out.getvalue()
 
 
-def _superseded(old: Price, new: Optional[Price]) -> bool:
+def _superseded(old: Price, new: Price | None) -> bool:
     return new is not None and all(getattr(new, f) is not None for f in PRICE_FIELDS if getattr(old, f) is not None)
 
 
@@ -91,5 +91,5 @@ def _effective(rows: list[Price]) -> dict[tuple[str, str, str, str], float]:
     return values
 
 
-def _cell(value: Optional[float]) -> str:
+def _cell(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}".rstrip("0").rstrip(".")
