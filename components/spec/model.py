@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .node import NodeSoftware
 from .ssh import parse_public_key
-from .strict import Amount, Count, StrictModel
+from .strict import Amount, Cidr, Count, StrictModel
 
 Cloud = Literal["aws", "azure", "gcp"]
 Fabric = Literal["auto", "efa", "infiniband", "gpudirect", "tcp"]
@@ -71,11 +71,11 @@ class Access(StrictModel):
 
     ssh_public_key: str | None = None
     """OpenSSH public key for the default user. Default: none (use SSM, IAP or Bastion)."""
-    ssh_cidrs: list[IPv4Network] = Field(default_factory=list)
+    ssh_cidrs: list[Cidr] = Field(default_factory=list)
     """CIDRs allowed to reach port 22. Default: none."""
     allow_ssh_from_anywhere: bool = False
     """Explicit opt-in required before `ssh_cidrs` may contain 0.0.0.0/0. Default: false."""
-    monitoring_cidrs: list[IPv4Network] = Field(default_factory=list)
+    monitoring_cidrs: list[Cidr] = Field(default_factory=list)
     """CIDRs allowed to scrape the exporters (9400, 9100) besides the cluster. Default: none."""
     allow_monitoring_from_anywhere: bool = False
     """Explicit opt-in required before `monitoring_cidrs` may contain 0.0.0.0/0. Default: false."""
@@ -91,7 +91,7 @@ class Access(StrictModel):
 class Network(StrictModel):
     """Private networking for the nodes."""
 
-    cidr: IPv4Network = IPv4Network(DEFAULT_VPC_CIDR)
+    cidr: Cidr = IPv4Network(DEFAULT_VPC_CIDR)
     """Address range of the VPC/VNet gpufleet creates. Default: 10.0.0.0/16."""
     existing_subnet_id: str | None = None
     """Use this subnet instead of creating a network. Default: gpufleet creates one private subnet with NAT egress."""

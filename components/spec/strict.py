@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ipaddress import IPv4Network
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
@@ -33,6 +34,13 @@ def _version_text(value: Any) -> Any:
     return value
 
 
+def _cidr_text(value: Any) -> Any:
+    """A CIDR is written as text: pydantic would read `cidr: true` or `cidr: 167772160` as a single address."""
+    if isinstance(value, (bool, int, float)):
+        raise ValueError("expected a CIDR written as text, e.g. '10.0.0.0/16'")
+    return value
+
+
 Count = Annotated[int, BeforeValidator(_not_a_bool)]
 """An integer field: numbers (or digits as text), never true/false."""
 Amount = Annotated[float, BeforeValidator(_not_a_bool)]
@@ -41,3 +49,5 @@ DigitsText = Annotated[str, BeforeValidator(_digits_as_text)]
 """Text of digits, where an unquoted YAML number means the same."""
 VersionText = Annotated[str, BeforeValidator(_version_text)]
 """A dotted version, which must be quoted in YAML."""
+Cidr = Annotated[IPv4Network, BeforeValidator(_cidr_text)]
+"""An IPv4 network written as text ("10.0.0.0/16"), host bits clear."""

@@ -29,6 +29,8 @@ CASES = [
     ("aws-train", ["node.isolation.allowed_cpus=0-9999"], 2, "`node.isolation.allowed_cpus`: got '0-9999'; p5.48xlarge has CPUs 0-191"),
     # wrongly accepted
     ("aws-train", ["nodes=true"], 2, "`nodes`: got true; expected a number, not true/false"),
+    ("aws-train", ["network.cidr=true"], 2, "`network.cidr`: got true; expected a CIDR written as text"),
+    ("aws-train", ["access.ssh_cidrs=[167772160]"], 2, "`access.ssh_cidrs[0]`: got 167772160; expected a CIDR written as text"),
     ("aws-train", ["market.spot_max_price_per_hour=.inf"], 2, "`market.spot_max_price_per_hour`: got 'inf'; expected a finite number"),
     ("aws-train", ["market.spot_max_price_per_hour=.nan"], 2, "`market.spot_max_price_per_hour`: got 'nan'"),
     ("aws-train", ["market.spot_max_price_per_hour=0.0000001"], 2, "greater than or equal to 0.001"),
