@@ -8,8 +8,8 @@ may, is written to its own script instead).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 from .config import DCGM_EXPORTER_IMAGE, BootConfig
 from .storage import storage_env_items
@@ -123,7 +123,7 @@ def nccl_items(config: BootConfig) -> list[tuple[str, str]]:
     return list(merged.items())
 
 
-def nccl_library_path(config: BootConfig) -> Optional[str]:
+def nccl_library_path(config: BootConfig) -> str | None:
     return NCCL_LIBRARY_PATHS.get(config.fabric)
 
 

@@ -9,9 +9,18 @@ import functools
 import yaml
 
 from .config import BootConfig
-from .env import (DRAIN_HOOK_PATH, NCCL_CONF_PATH, JOB_ENV_PATH, NODE_ENV_PATH, node_env_items, render_drain_hook,
-                  render_env_file, render_nccl_conf, render_job_env)
-from .env import nccl_library_path
+from .env import (
+    DRAIN_HOOK_PATH,
+    JOB_ENV_PATH,
+    NCCL_CONF_PATH,
+    NODE_ENV_PATH,
+    nccl_library_path,
+    node_env_items,
+    render_drain_hook,
+    render_env_file,
+    render_job_env,
+    render_nccl_conf,
+)
 from .parts import Part, static_parts, units_to_enable
 
 # The NCCL plugin's directory for the dynamic linker: /etc/nccl.conf names the plugin for every process (MPI ranks

@@ -1,17 +1,16 @@
 """Node boot configuration: maps a validated spec and its catalog row into `cloud_init.BootConfig`.
 
 Data flows one way: spec -> selector -> cloud component -> here -> cloud_init. `cloud_init` never imports
-`components`; the cloud components call `user_data_for` and then `cloud_init.encode_user_data` for their API.
+`components`; `gpufleet.pipeline.plan_cluster` calls `user_data_for`, checks the size once and encodes it for each cloud.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
+from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
 
 from .serving import serving_drain_command, triton_config
-from .spec.errors import Problem, SpecError
 from .spec.node_rules import min_driver_branch
 from .storage_boot import storage_boot_fields
 
@@ -32,7 +31,7 @@ SPOT_MARKETS = ("spot", "mixed")
 NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
 
 
-def node_fabric(selection: "Selection") -> str | None:
+def node_fabric(selection: Selection) -> str | None:
     """The fabric the node configures: the selection's, except transports gpufleet cannot start."""
     return None if selection.fabric in NODE_TCP_FABRICS else selection.fabric
 
@@ -43,7 +42,7 @@ def watcher_runs(spec) -> bool:
     return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp"
 
 
-def driver_flavor(selection: "Selection") -> str:
+def driver_flavor(selection: Selection) -> str:
     """The kernel-module flavor the node installs: the spec's choice, or the architecture's default."""
     chosen = selection.spec.node.driver.flavor
     if chosen != "auto":
@@ -54,13 +53,13 @@ def driver_flavor(selection: "Selection") -> str:
     return "proprietary"
 
 
-def nccl_topo_file(selection: "Selection") -> str | None:
+def nccl_topo_file(selection: Selection) -> str | None:
     if selection.fabric != "infiniband":
         return None
     return selection.instance.extra.get("nccl_topo_file") or AZURE_TOPO_FILES.get(selection.gpu.architecture)
 
 
-def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
+def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
     iso = node.isolation
@@ -104,18 +103,7 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
     )
 
 
-def user_data_for(selection: "Selection", cluster_name: str) -> str:
-    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog.
-
-    Raises `SpecError` when the text is over the cloud's user-data limit, so every cloud component refuses an
-    oversized node configuration at plan time with a message, before anything is declared (the user controls the
-    size through `node.nccl.env`, `node.spot.drain_command` and the optional parts)."""
-    text = render_cloud_config(boot_config(selection, cluster_name))
-    cloud = selection.spec.cloud
-    limit, unit = LIMITS[cloud]
-    size = measured_size(text, cloud)
-    if size > limit:
-        raise SpecError([Problem("node", f"{size} {unit} of {cloud} user data", f"{cloud} allows at most {limit} "
-                                 f"{unit}; shorten `node.nccl.env` or `node.spot.drain_command`, or turn off "
-                                 "optional parts (`node.exporters`, `node.health`, `node.mps`, `node.mig`)")])
-    return text
+def user_data_for(selection: Selection, cluster_name: str) -> str:
+    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog. Its size is
+    checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
+    return render_cloud_config(boot_config(selection, cluster_name))

@@ -42,6 +42,12 @@ def exporter_jobs(spec: ClusterSpec) -> list[tuple[str, int]]:
     return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node) + triton
 
 
+def exporter_ports(spec: ClusterSpec) -> list[int]:
+    """The exporter ports the node software opens, in a fixed order (monitoring.scrape.EXPORTER_JOBS, the one
+    place they are written): what every cloud's firewall opens to the cluster and `access.monitoring_cidrs`."""
+    return [port for _, port in exporter_jobs(spec)]
+
+
 def hostfile_command(list_nodes: pulumi.Input[str], gpus_per_node: int) -> pulumi.Output[str]:
     """The shell command that writes an MPI hostfile: one node IP per line with its GPU slots."""
     return pulumi.Output.concat(list_nodes, f" | sed 's/$/ slots={gpus_per_node}/' > hostfile")

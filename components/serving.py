@@ -50,7 +50,7 @@ def _tensors(tensors) -> tuple[TensorConfig, ...]:
     return tuple(TensorConfig(t.name, t.data_type, tuple(t.dims)) for t in tensors)
 
 
-def triton_config(selection: "Selection") -> TritonConfig | None:
+def triton_config(selection: Selection) -> TritonConfig | None:
     """The node's Triton configuration; raises `SpecError` for a TensorRT engine built for another GPU."""
     inference: InferenceSpec | None = selection.spec.inference
     if inference is None:
@@ -68,7 +68,7 @@ def triton_config(selection: "Selection") -> TritonConfig | None:
                         exit_timeout_seconds=inference.load_balancer.deregistration_delay_seconds + DRAIN_MARGIN_SECONDS)
 
 
-def serving_drain_command(selection: "Selection") -> str | None:
+def serving_drain_command(selection: Selection) -> str | None:
     """On an interruption notice an inference node stops Triton, which fails readiness (the load balancer stops
     sending) and finishes in-flight requests; used unless the spec sets its own `node.spot.drain_command`."""
     spec = selection.spec
@@ -78,7 +78,7 @@ def serving_drain_command(selection: "Selection") -> str | None:
     return f"systemctl stop {TRITON_UNIT}"
 
 
-def serving_warnings(selection: "Selection") -> list[str]:
+def serving_warnings(selection: Selection) -> list[str]:
     inference = selection.spec.inference
     if inference is None or inference.triton_image_digest:
         return []
@@ -105,7 +105,7 @@ def endpoint_outputs(host: pulumi.Input[str], inference: InferenceSpec, scheme: 
     }
 
 
-def serving_cost(selection: "Selection") -> dict[str, Any] | None:
+def serving_cost(selection: Selection) -> dict[str, Any] | None:
     """$/hour at the fleet's minimum and maximum, and $ per million requests at the stated throughput."""
     spec = selection.spec
     if spec.inference is None:
@@ -137,7 +137,7 @@ def serving_cost(selection: "Selection") -> dict[str, Any] | None:
 
 
 
-def serving_outputs(selection: "Selection", host: pulumi.Input[str]) -> dict[str, Any]:
+def serving_outputs(selection: Selection, host: pulumi.Input[str]) -> dict[str, Any]:
     """Every inference output: endpoint, commands, serving cost and the digest warning."""
     inference = selection.spec.inference
     scheme = "https" if inference.load_balancer.internet_facing else "http"

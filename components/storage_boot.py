@@ -8,7 +8,7 @@ plain string, so their user data is unchanged.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pulumi
 

@@ -7,14 +7,14 @@ do, so it is one extra line under the market rows, plus the total at the stack's
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, Optional
+from typing import Any
 
 from .spec import ClusterSpec
 from .spec.storage_rules import shared_capacity, shared_tier
 from .storage_catalog import shared_storage_cost, storage_service
 
 
-def shared_storage_cost_row(spec: ClusterSpec) -> Optional[dict[str, Any]]:
+def shared_storage_cost_row(spec: ClusterSpec) -> dict[str, Any] | None:
     """The created filesystem's cost (None without one, for an existing one, or for EFS which has no size)."""
     shared = spec.storage.shared
     if shared is None or shared.existing_id:
@@ -44,7 +44,7 @@ def storage_cost_lines(outputs: dict[str, Any]) -> list[str]:
     return lines
 
 
-def shared_filesystem_output(spec: ClusterSpec) -> Optional[dict[str, Any]]:
+def shared_filesystem_output(spec: ClusterSpec) -> dict[str, Any] | None:
     """The `shared_filesystem` stack output: what was asked for and its cost row."""
     shared = spec.storage.shared
     if shared is None:

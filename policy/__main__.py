@@ -5,8 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # policies.py beside this file, however the host runs it
 
-from pulumi_policy import PolicyPack  # noqa: E402
-
 from policies import PACK_NAME, policies  # noqa: E402
+from pulumi_policy import PolicyPack  # noqa: E402
 
 PolicyPack(name=PACK_NAME, policies=policies())

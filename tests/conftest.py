@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pulumi
@@ -37,7 +37,7 @@ def cached_plan(spec: dict, extra_config: dict | None = None) -> PlanResult:
     return _cached_plan(json.dumps(spec, sort_keys=True), json.dumps(extra_config or {}, sort_keys=True))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached_plan(spec_json: str, config_json: str) -> PlanResult:
     return plan_spec(json.loads(spec_json), extra_config=json.loads(config_json))
 

@@ -8,31 +8,29 @@ fsx, fsx-s3, efs, efs-mount, lt, nodes) and parented to the component.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet import cloud_init
-from ..boot import user_data_for
-from ..catalog.selector import Selection, select
+
+from ..catalog.selector import Selection
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
-from ..spec import ClusterSpec, SpecError
-from ..storage_boot import user_data_with_source
+from ..pipeline import plan_cluster
 from ..serving import serving_outputs
+from ..spec import ClusterSpec
+from ..storage_boot import user_data_with_source
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
-from .permissions import grant_node_permissions
 from .outputs import access_outputs
+from .permissions import grant_node_permissions
 from .placement import build_placement_group
-from .rules import selection_problems
 from .security import build_security_group
-from .storage import build_shared_storage
 from .serving import build_serving
+from .storage import build_shared_storage
 from .tagging import Tagger, tagger
 
 TYPE_TOKEN = "gpufleet:index:AwsGpuCluster"
@@ -43,13 +41,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
     outputs: dict[str, pulumi.Input]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
-        selection = select(spec)  # raises SpecError before anything is declared
-        problems = selection_problems(selection)
-        if problems:
-            raise SpecError(problems)
-        user_data = user_data_for(selection, name)
-        cloud_init.encode_user_data(user_data, "aws")
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
+        selection = plan_cluster(spec, name=name)  # raises SpecError before anything is declared
+        user_data = selection.cloud_config  # encoded in _build, once a shared filesystem's address is known
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
         self.outputs = _build(name, selection, user_data, self)
@@ -97,7 +91,7 @@ def _build(name: str, selection: Selection, user_data: str, parent: pulumi.Compo
     }
 
 
-def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> pulumi.Output[str] | None:
     if spec.access.ssh_public_key is None:
         return None
     return aws.ec2.KeyPair(f"{name}-key", public_key=spec.access.ssh_public_key, tags=tag("key"), opts=opts).key_name

@@ -12,8 +12,6 @@ Capacity Block, its scheduled actions). Running nodes are replaced only by an ex
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
@@ -28,7 +26,7 @@ ROLLOUT_CHECKPOINT_DELAY_SEC = 600
 
 
 def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.LaunchTemplate,
-                subnet_id: pulumi.Input[str], placement_group: Optional[aws.ec2.PlacementGroup], tag: Tagger,
+                subnet_id: pulumi.Input[str], placement_group: aws.ec2.PlacementGroup | None, tag: Tagger,
                 opts: pulumi.ResourceOptions) -> aws.autoscaling.Group:
     spec = selection.spec
     template_version = launch_template.latest_version.apply(str)
@@ -65,7 +63,7 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
     return group
 
 
-def _instance_refresh(selection: Selection) -> Optional[aws.autoscaling.GroupInstanceRefreshArgs]:
+def _instance_refresh(selection: Selection) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
     """With `rollout.enabled`, a changed launch template replaces nodes a few at a time, skipping matching ones."""
     rollout, nodes = selection.spec.rollout, selection.spec.nodes
     if not rollout.enabled:

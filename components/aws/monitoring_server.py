@@ -22,6 +22,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet import cloud_init
+
 from ..catalog.selector import Selection
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
 from ..monitoring.scrape import aws_jobs

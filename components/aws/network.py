@@ -17,10 +17,9 @@ from ipaddress import IPv4Network
 import pulumi
 import pulumi_aws as aws
 
-from ..spec import ClusterSpec
 from ..catalog.zones import is_aws_zone_id
+from ..spec import ClusterSpec
 from .tagging import Tagger
-
 
 
 @dataclass(frozen=True)

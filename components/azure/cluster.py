@@ -8,27 +8,25 @@ files-dns-group) and parented to the component; every resource sets `location` t
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
-from ..boot import user_data_for
-from ..catalog.selector import Selection, select
+
+from ..catalog.selector import Selection
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..pipeline import plan_cluster
 from ..serving import serving_outputs
-from ..spec import ClusterSpec, Problem, SpecError
+from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
 from .fabric import infiniband_partition
-from .network import build_network, build_resource_group, node_subnet_cidr
-from .permissions import grant_roles
 from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
+from .network import build_network, build_resource_group, node_subnet_cidr
 from .nodes import build_scale_sets
-from .outputs import access_outputs, azure_warnings
+from .outputs import access_outputs
+from .permissions import grant_roles
 from .placement import build_proximity_group
-from .rules import selection_problems, spec_problems
 from .security import build_security
 from .serving import build_autoscale, build_load_balancer, frontend_address
 from .storage import build_shared_storage
@@ -42,7 +40,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
     outputs: dict[str, pulumi.Input]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
         selection, custom_data = validate(name, spec)  # raises SpecError before anything is declared
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
@@ -52,21 +50,9 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
 
 def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
-    """The selection and the base64 customData; every problem of the spec at once, as one SpecError."""
-    problems = spec_problems(spec)
-    try:
-        selection = select(spec)
-    except SpecError as err:
-        raise SpecError([*problems, *err.problems]) from None
-    problems += selection_problems(selection)
-    if problems:
-        raise SpecError(problems)
-    user_data = user_data_for(selection, name)  # raises SpecError itself when over Azure's limit
-    try:
-        custom_data = cloud_init.encode_user_data(user_data, "azure")
-    except ValueError as err:
-        raise SpecError([Problem("node", "(node software options)", str(err))]) from None
-    return selection, custom_data
+    """The checked plan and the base64 customData; every problem of the spec at once, as one SpecError."""
+    plan = plan_cluster(spec, name=name)
+    return plan, plan.user_data
 
 
 def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.ComponentResource) -> dict:
@@ -84,7 +70,7 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
                                   node_network.vnet_id, str(node_subnet_cidr(spec.network.cidr)),
                                   node_network.nat_id, tag, child)
     if shared:
-        custom_data = user_data_with_source(user_data_for(selection, name), shared.source,
+        custom_data = user_data_with_source(selection.cloud_config, shared.source,
                                             lambda text: cloud_init.encode_user_data(text, "azure"))
     subscription = azure_native.authorization.get_client_config_output(
         opts=pulumi.InvokeOutputOptions(parent=parent)).subscription_id
@@ -98,7 +84,6 @@ def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.Com
     common = common_outputs(selection)
     return {
         **common,
-        "warnings": [*common["warnings"], *azure_warnings(selection, spec.network.existing_subnet_id)],
         "resource_group": resource_group,
         "subnet_id": node_network.subnet_id,
         "nat_public_ip": node_network.nat_ip,

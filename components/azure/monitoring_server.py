@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
+
 from ..catalog.selector import Selection
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
 from ..monitoring.scrape import azure_jobs
@@ -58,7 +59,7 @@ def vault_name(subscription: str, resource_group: str, stack: str, name: str) ->
 
 
 def build_monitoring_asg(name: str, region: str, resource_group: pulumi.Input[str], monitoring: MonitoringPlan,
-                         tag: Tagger, opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+                         tag: Tagger, opts: pulumi.ResourceOptions) -> pulumi.Output[str] | None:
     """The server's application security group (the NSG's SSH rule needs it first), or None when off."""
     if not monitoring.enabled:
         return None
@@ -68,7 +69,7 @@ def build_monitoring_asg(name: str, region: str, resource_group: pulumi.Input[st
 
 def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan,
                             resource_group: pulumi.Input[str], subnet_id: pulumi.Input[str],
-                            nsg_id: pulumi.Input[str], asg_id: Optional[pulumi.Output[str]],
+                            nsg_id: pulumi.Input[str], asg_id: pulumi.Output[str] | None,
                             scale_sets: list[pulumi.Output[str]], tag: Tagger,
                             opts: pulumi.ResourceOptions) -> dict[str, Any]:
     """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from ipaddress import IPv4Network
-from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -48,13 +47,13 @@ class NodeNetwork:
 
     resource_group_name: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
-    vnet_name: Optional[pulumi.Input[str]]
-    nat_ip: Optional[pulumi.Input[str]]
-    vnet_id: Optional[pulumi.Input[str]] = None
-    nat_id: Optional[pulumi.Input[str]] = None
+    vnet_name: pulumi.Input[str] | None
+    nat_ip: pulumi.Input[str] | None
+    vnet_id: pulumi.Input[str] | None = None
+    nat_id: pulumi.Input[str] | None = None
 
 
-def parse_subnet_id(text: str) -> Optional[SubnetRef]:
+def parse_subnet_id(text: str) -> SubnetRef | None:
     match = SUBNET_ID.match(text)
     return SubnetRef(**match.groupdict()) if match else None
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -65,7 +64,7 @@ def scale_set_plans(selection: Selection) -> list[ScaleSetPlan]:
     return [ScaleSetPlan("nodes", SPOT if market.type == "spot" else REGULAR, spec.nodes)]
 
 
-def priority_args(plan: ScaleSetPlan, max_price: Optional[float]) -> dict:
+def priority_args(plan: ScaleSetPlan, max_price: float | None) -> dict:
     """VM profile fields for the plan's priority."""
     if plan.priority == REGULAR:
         return {"priority": REGULAR}
@@ -81,18 +80,18 @@ def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
 
 
 def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
-                     security: Security, proximity_group_id: Optional[pulumi.Input[str]], custom_data: str,
+                     security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: str,
                      tag: Tagger, opts: pulumi.ResourceOptions,
-                     backend_pool_id: Optional[pulumi.Input[str]] = None) -> list[compute.VirtualMachineScaleSet]:
+                     backend_pool_id: pulumi.Input[str] | None = None) -> list[compute.VirtualMachineScaleSet]:
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
                        custom_data, tag, opts, backend_pool_id)
             for plan in scale_set_plans(selection)]
 
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
-               node_network: NodeNetwork, security: Security, proximity_group_id: Optional[pulumi.Input[str]],
+               node_network: NodeNetwork, security: Security, proximity_group_id: pulumi.Input[str] | None,
                custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions,
-               backend_pool_id: Optional[pulumi.Input[str]] = None) -> compute.VirtualMachineScaleSet:
+               backend_pool_id: pulumi.Input[str] | None = None) -> compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
@@ -128,7 +127,7 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
 
 
 def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan,
-                custom_data: str) -> compute.VirtualMachineScaleSetOSProfileArgs:
+                custom_data: str) -> azure_native.compute.VirtualMachineScaleSetOSProfileArgs:
     key = selection.spec.access.ssh_public_key
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=computer_name_prefix(pulumi.get_stack(), name, plan), admin_username=ADMIN_USER,

@@ -12,11 +12,11 @@ Outbound keeps Azure's defaults (egress leaves through the NAT gateway).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
 
+from ..outputs import exporter_ports
 from ..spec import ClusterSpec
 from .storage import node_storage_rules
 from .tagging import Tagger
@@ -24,8 +24,6 @@ from .tagging import Tagger
 network = azure_native.network
 
 SSH_PORT = 22
-DCGM_EXPORTER_PORT = 9400
-NODE_EXPORTER_PORT = 9100
 VNET_TAG = "VirtualNetwork"
 PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "exporters-vnet": 120,
             "exporters-monitoring": 130, "deny": 4096}
@@ -37,15 +35,13 @@ class Security:
     asg_id: pulumi.Output[str]
 
 
-def exporter_ports(spec: ClusterSpec) -> list[str]:
-    exporters = spec.node.exporters
-    return [str(port) for port, enabled in ((NODE_EXPORTER_PORT, exporters.node), (DCGM_EXPORTER_PORT, exporters.dcgm),
-                                            (8002, spec.inference is not None))  # Triton metrics
-            if enabled]
+def exporter_port_ranges(spec: ClusterSpec) -> list[str]:
+    """NSG port ranges of the enabled exporters, in ascending order (the order existing rules were declared in)."""
+    return [str(port) for port in sorted(exporter_ports(spec))]
 
 
 def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
-                   monitoring_asg_id: Optional[pulumi.Input[str]] = None) -> list[dict]:
+                   monitoring_asg_id: pulumi.Input[str] | None = None) -> list[dict]:
     """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`, the monitoring
     server (when there is one) `monitoring_asg_id`, reachable on SSH from `access.ssh_cidrs` only."""
     nodes = [{"id": asg_id}]
@@ -65,7 +61,7 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
                           "destination_application_security_groups": [{"id": monitoring_asg_id}]})
     allow("cluster", "allow-cluster", "*", ["*"], source_application_security_groups=nodes)
     rules += node_storage_rules(spec, asg_id, PRIORITY["storage"])  # Lustre from the filesystem subnet (storage.py)
-    ports = exporter_ports(spec)
+    ports = exporter_port_ranges(spec)
     if ports:
         allow("exporters-vnet", "allow-exporters-vnet", "Tcp", ports, source_address_prefix=VNET_TAG)
         monitoring = [str(c) for c in spec.access.monitoring_cidrs]
@@ -80,7 +76,7 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
 
 
 def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], tag: Tagger,
-                   opts: pulumi.ResourceOptions, monitoring_asg_id: Optional[pulumi.Input[str]] = None) -> Security:
+                   opts: pulumi.ResourceOptions, monitoring_asg_id: pulumi.Input[str] | None = None) -> Security:
     asg = network.ApplicationSecurityGroup(f"{name}-asg", resource_group_name=resource_group, location=spec.region,
                                            tags=tag("asg"), opts=opts)
     rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id, monitoring_asg_id)]

@@ -12,9 +12,9 @@ Flagged rows are excluded from selection and shown with their reason (`gpufleet 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from statistics import median
-from typing import Iterable, Mapping, Optional
 
 from .models import Flag, GpuModel, InstanceType, Price
 
@@ -106,7 +106,7 @@ def _row_flag(row: InstanceType, kind: str, reason: str) -> Flag:
     return Flag(cloud=row.cloud, instance_type=row.name, region="", zone="", scope="row", kind=kind, reason=reason)
 
 
-def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: Optional[str] = None) -> Flag:
+def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: str | None = None) -> Flag:
     return Flag(cloud=price.cloud, instance_type=price.instance_type, region=price.region,
                 zone=price.zone if zone is None else zone, scope=scope, kind=kind, reason=reason)
 
@@ -124,7 +124,7 @@ def _spot_vs_on_demand(prices: list[Price]) -> list[Flag]:
     on_demand = {}
     for key, rows in _group(prices, lambda p: (p.cloud, p.instance_type)).items():
         for region, value in _region_on_demand(rows).items():
-            on_demand[(*key, region)] = value
+            on_demand[key + (region,)] = value
     flags = []
     for p in prices:
         reference = p.on_demand if p.on_demand is not None else on_demand.get((p.cloud, p.instance_type, p.region))

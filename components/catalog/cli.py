@@ -17,16 +17,15 @@ import argparse
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Optional
 
 from rich.console import Console
 
 from ..spec.errors import SpecError
 from .age import catalog_age_notes
+from .cost import MARKETS
 from .loader import CLOUDS, Catalog, load_catalog
-from .offers import FABRICS, MARKETS, best_per_region, rank
-from .render import (catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection,
-                     selection_document)
+from .offers import FABRICS, best_per_region, rank
+from .render import catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection, selection_document
 from .requirement import FABRIC_ALIASES, requirement_from_args
 
 OK, NOTHING_FEASIBLE, BAD_INPUT = 0, 1, 2
@@ -78,7 +77,7 @@ def _filters(parser: argparse.ArgumentParser) -> None:
                         "$XDG_DATA_HOME/gpufleet when a refresh wrote one, else the shipped catalog)")
 
 
-def run_select(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
+def run_select(args: argparse.Namespace, catalog: Catalog | None = None, today: date | None = None) -> int:
     catalog = catalog or load_catalog(getattr(args, "data_dir", None))
     try:
         req = requirement_from_args(args, catalog, select=True)
@@ -111,7 +110,7 @@ def shown_offers(offers: list, limit: int) -> list:
     return shown
 
 
-def run_catalog(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
+def run_catalog(args: argparse.Namespace, catalog: Catalog | None = None, today: date | None = None) -> int:
     catalog = catalog or load_catalog(getattr(args, "data_dir", None))
     if args.flagged:
         flags = [f for f in catalog.flags if not args.cloud or f.cloud in _split(args.cloud)]

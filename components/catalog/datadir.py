@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 SHIPPED_DIR = Path(__file__).parent / "data"
 ENV_DATA_DIR = "GPUFLEET_DATA_DIR"
 CLOUDS = ("aws", "azure", "gcp")
 SHIPPED, USER, GIVEN, ENVIRONMENT = "shipped catalog", "user data folder", "--data-dir", ENV_DATA_DIR
 
-_chosen: Optional[Path] = None
+_chosen: Path | None = None
 
 
 def user_data_dir() -> Path:
@@ -35,13 +34,13 @@ def has_catalog(folder: Path) -> bool:
     return any((folder / cloud / "prices.csv").is_file() for cloud in CLOUDS)
 
 
-def use_data_dir(folder: Optional[Path]) -> None:
+def use_data_dir(folder: Path | None) -> None:
     """Makes `folder` the catalog every later `load_catalog()` in this process reads (`gpufleet plan --data-dir`)."""
     global _chosen
     _chosen = Path(folder) if folder is not None else None
 
 
-def active_data_dir(given: Optional[Path] = None) -> tuple[Path, str]:
+def active_data_dir(given: Path | None = None) -> tuple[Path, str]:
     """The folder to read and what chose it: `given`, `use_data_dir`, the environment, the user folder, or shipped."""
     if given is not None:
         return Path(given), GIVEN

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import csv
 import difflib
+from collections.abc import Iterable
 from dataclasses import fields
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional
 
 import yaml
 
@@ -55,21 +55,21 @@ class Catalog:
         for price in self.prices:
             self._by_type.setdefault((price.cloud, price.instance_type), []).append(price)
 
-    def gpu(self, name: str) -> Optional[GpuModel]:
+    def gpu(self, name: str) -> GpuModel | None:
         model = self._gpu_names.get(name.lower())
         return self.gpus[model] if model else None
 
     def gpu_suggestions(self, name: str) -> list[str]:
         return [self._gpu_names[m] for m in difflib.get_close_matches(name.lower(), self._gpu_names, n=3, cutoff=0.5)]
 
-    def instance(self, cloud: str, name: str) -> Optional[InstanceType]:
+    def instance(self, cloud: str, name: str) -> InstanceType | None:
         return self.instances.get((cloud, name))
 
     def instance_suggestions(self, cloud: str, name: str) -> list[str]:
         names = [n for (c, n) in self.instances if c == cloud]
         return difflib.get_close_matches(name, names, n=3, cutoff=0.5)
 
-    def instances_of(self, cloud: str, gpu: Optional[str] = None, gpus: Optional[int] = None) -> list[InstanceType]:
+    def instances_of(self, cloud: str, gpu: str | None = None, gpus: int | None = None) -> list[InstanceType]:
         rows = [i for (c, _), i in self.instances.items() if c == cloud]
         if gpu is not None:
             rows = [i for i in rows if i.gpu == gpu]
@@ -77,7 +77,7 @@ class Catalog:
             rows = [i for i in rows if i.gpus == gpus]
         return sorted(rows, key=lambda i: i.name)
 
-    def prices_of(self, cloud: str, instance_type: str, region: Optional[str] = None) -> list[Price]:
+    def prices_of(self, cloud: str, instance_type: str, region: str | None = None) -> list[Price]:
         rows = self._by_type.get((cloud, instance_type), [])
         return [p for p in rows if region is None or p.region == region]
 
@@ -87,20 +87,20 @@ class Catalog:
     def zones_of(self, cloud: str, instance_type: str, region: str) -> list[str]:
         return sorted({p.zone for p in self.prices_of(cloud, instance_type, region) if p.zone})
 
-    def flags_of(self, cloud: str, instance_type: str, region: Optional[str] = None) -> list[Flag]:
+    def flags_of(self, cloud: str, instance_type: str, region: str | None = None) -> list[Flag]:
         """Why rows of this type were refused: instance-wide flags, and those of `region` if given."""
         return [f for f in self.flags if (f.cloud, f.instance_type) == (cloud, instance_type)
                 and (region is None or f.region in ("", region))]
 
-    def source_of(self, price: Price) -> Optional[PriceSource]:
+    def source_of(self, price: Price) -> PriceSource | None:
         """Where a price came from and when."""
         return self.source_of_key(price.cloud, price.source)
 
-    def source_of_key(self, cloud: str, key: str) -> Optional[PriceSource]:
+    def source_of_key(self, cloud: str, key: str) -> PriceSource | None:
         return self.price_sources.get((cloud, key)) or self.sources.get(cloud)
 
 
-def load_catalog(data_dir: Optional[Path] = None) -> Catalog:
+def load_catalog(data_dir: Path | None = None) -> Catalog:
     """The catalog of `data_dir`, or of the active folder (see `datadir.py`). Cached per folder."""
     folder, origin = active_data_dir(data_dir)
     return _load(Path(folder), origin)
@@ -124,7 +124,7 @@ def _load(data_dir: Path, origin: str = SHIPPED) -> Catalog:
     return Catalog(gpus, instances, prices, sources, flags, folder=data_dir, origin=origin)
 
 
-def read_catalog(data_dir: Optional[Path] = None) -> Catalog:
+def read_catalog(data_dir: Path | None = None) -> Catalog:
     """The catalog of `data_dir` (or the active folder), read afresh: for a refresh and for timing it."""
     folder, origin = active_data_dir(data_dir)
     return _load.__wrapped__(Path(folder), origin)
@@ -164,7 +164,7 @@ def _build(cls, row: dict):
     return cls(**values)
 
 
-def _money(text: Optional[str]) -> Optional[float]:
+def _money(text: str | None) -> float | None:
     return float(text) if text not in (None, "") else None
 
 

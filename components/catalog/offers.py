@@ -8,16 +8,15 @@ the cheapest zone anywhere. Each candidate either meets a `Requirement` (an offe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Optional
 
 from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
 from .loader import Catalog
 from .models import InstanceType, Price
 from .zones import is_edge, location_rank, restricted_reason, zone_kind
 
-MARKETS = ("on-demand", "spot", "mixed", "reserved-1y", "reserved-3y")
 # `--fabric` values, in the spec's words: auto (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
 # TCPXO are GPUDirect over TCP, not RDMA), tcp, or one cloud fabric family.
 FABRICS = {"auto": None, "tcp": None, "rdma": ("efa", "infiniband", "roce"), "efa": ("efa",),
@@ -30,18 +29,18 @@ class Requirement:
     """What the user asks for. Empty tuples mean "any"."""
 
     gpus: tuple[str, ...] = ()  # canonical GPU models
-    gpus_per_node: Optional[int] = None
+    gpus_per_node: int | None = None
     nodes: int = 1
     market: str = "on-demand"
     on_demand_base: int = 0  # with market "mixed"
     fabric: str = "auto"
     clouds: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
-    zone: Optional[str] = None  # a spec's zone: only that zone (or region-wide prices); a restricted one is allowed
+    zone: str | None = None  # a spec's zone: only that zone (or region-wide prices); a restricted one is allowed
     include_restricted: bool = False  # Local/Wavelength Zones, GovCloud, China (`--include-restricted`)
-    min_gpu_memory_gib: Optional[float] = None
-    max_usd_per_hour: Optional[float] = None
-    job_gpu_hours: Optional[float] = None  # the job's size in GPU-hours on `reference_gpu`
+    min_gpu_memory_gib: float | None = None
+    max_usd_per_hour: float | None = None
+    job_gpu_hours: float | None = None  # the job's size in GPU-hours on `reference_gpu`
     reference_gpu: str = DEFAULT_REFERENCE_GPU
     speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
 
@@ -68,7 +67,7 @@ class Candidate:
     source: str  # key of the oldest price source used here
     flag_reasons: tuple[str, ...]  # why the catalog refused this type or a price here
     market_sources: tuple[tuple[str, str], ...] = ()  # (price field, source key of the row that gave it)
-    restricted: Optional[str] = None  # why the location needs an opt-in (zones.restricted_reason), worked out once
+    restricted: str | None = None  # why the location needs an opt-in (zones.restricted_reason), worked out once
     kind_rank: int = 0  # zones.location_rank, worked out once: ranking must stay within 10 ms
 
     def source_for(self, fields: tuple[str, ...]) -> str:
@@ -82,10 +81,10 @@ class Offer:
     """A candidate priced for a requirement. `reasons` is empty for a feasible offer."""
 
     candidate: Candidate
-    usd_per_hour: Optional[float]
-    relative_speed: Optional[float]
-    job_usd: Optional[float]
-    job_hours: Optional[float]
+    usd_per_hour: float | None
+    relative_speed: float | None
+    job_usd: float | None
+    job_hours: float | None
     reasons: tuple[str, ...] = field(default=())
     price_missing: bool = False  # one of `reasons` is that the market has no price here
 
@@ -131,7 +130,7 @@ class Ranking:
         self.requirement, self.catalog = requirement, catalog
         self.offers = tuple(offers)
         self._misses = misses
-        self._rejected: Optional[tuple[Offer, ...]] = None
+        self._rejected: tuple[Offer, ...] | None = None
 
     @property
     def rejected(self) -> tuple[Offer, ...]:
@@ -155,7 +154,7 @@ class Ranking:
     def clouds_without_offer(self, clouds=("aws", "azure", "gcp")) -> dict[str, Offer]:
         """For each cloud with no feasible offer, its nearest miss (when it has any candidate at all)."""
         offered = {o.candidate.instance.cloud for o in self.offers}
-        misses = {}
+        misses: dict[str, Offer] = {}
         for offer in self.rejected:
             misses.setdefault(offer.candidate.instance.cloud, offer)
         return {c: misses[c] for c in clouds if c not in offered and c in misses}
@@ -207,7 +206,7 @@ def fabric_gbps(instance: InstanceType) -> float:
     return instance.network_gbps
 
 
-def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> Optional[float]:
+def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> float | None:
     """Speed against the reference GPU: a measured factor when given, else the dense TFLOPS ratio."""
     factors = dict(requirement.speed_factors)
     if gpu in factors:
@@ -235,7 +234,7 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
                  job_hours=job_hours, reasons=reasons, price_missing=hourly is None)
 
 
-def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterator[str]:
+def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[str]:
     """Every requirement the candidate misses, cheapest checks first (`rank` stops at the first)."""
     i = c.instance
     if req.gpus and i.gpu not in req.gpus:
@@ -287,10 +286,10 @@ def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
     """Every (instance type, location) the catalog lists, flagged types included (they fail with the reason)."""
     result = []
     instances = {**catalog.instances, **catalog.flagged_instances}
-    clean = {}
+    clean: dict[tuple[str, str, str], list[Price]] = {}
     for p in catalog.prices:
         clean.setdefault((p.cloud, p.instance_type, p.region), []).append(p)
-    raw = {}
+    raw: dict[tuple[str, str], dict[str, list[Price]]] = {}
     for p in catalog.raw_prices:
         raw.setdefault((p.cloud, p.instance_type), {}).setdefault(p.region, []).append(p)
     for (cloud, name), instance in sorted(instances.items()):
@@ -350,11 +349,11 @@ def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -
     return min(dated)[1] if dated else keys[0]
 
 
-def _max(values) -> Optional[float]:
+def _max(values) -> float | None:
     return max((v for v in values if v is not None), default=None)
 
 
-def _none_last(value: Optional[float]) -> tuple:
+def _none_last(value: float | None) -> tuple:
     return (value is None, value or 0.0)
 
 
@@ -363,5 +362,5 @@ def _name_key(offer: Offer) -> tuple:
     return (c.instance.cloud, c.instance.name, c.region, c.zone)
 
 
-def _round(value: Optional[float], digits: int) -> Optional[float]:
+def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Optional
-
-import yaml
+from typing import Any
 
 from ..spec.errors import Problem, SpecError
 from ..spec.parse import parse_cluster_spec
@@ -84,13 +82,12 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
         problems.append(Problem("--stack", stack, f"expected a stack name ({', '.join(names) or 'none'}) or a "
                                 "stack file path"))
         return {}
+    from ..plan.stackfile import read_stack_config  # the one stack-file reader: duplicate keys, line and column
     try:
-        config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
-    except yaml.YAMLError as err:
-        problems.append(Problem("--stack", str(path), f"expected a YAML stack file ({err.__class__.__name__})"))
+        cluster = read_stack_config(str(path)).get("gpufleet:cluster")
+    except SpecError as err:
+        problems += err.problems
         return {}
-    cluster = config.get("gpufleet:cluster")
-    cluster = cluster["value"] if isinstance(cluster, dict) and set(cluster) == {"value"} else cluster
     try:
         spec = parse_cluster_spec(cluster or {})
     except SpecError as err:
@@ -108,7 +105,7 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
             "fabric": spec.fabric}
 
 
-def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> Optional[str]:
+def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> str | None:
     gpu = catalog.gpu(name)
     if gpu is not None:
         return gpu.model
@@ -128,5 +125,5 @@ def _first(*values):
     return next((v for v in values if v is not None), None)
 
 
-def _split(values: Optional[list[str]]) -> tuple[str, ...]:
+def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())

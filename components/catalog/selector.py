@@ -8,7 +8,6 @@ collected and raised together, before any resource is declared.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..spec.errors import Problem, SpecError
 from ..spec.model import ClusterSpec
@@ -27,8 +26,8 @@ SPEC_FABRICS = {name: FABRICS[name] for name in ("efa", "infiniband", "gpudirect
 class NodePrice:
     """USD per node-hour at the cluster's zone; None where the catalog has no price."""
 
-    on_demand: Optional[float]
-    spot: Optional[float]
+    on_demand: float | None
+    spot: float | None
 
 
 @dataclass(frozen=True)
@@ -38,13 +37,13 @@ class Selection:
     spec: ClusterSpec
     instance: InstanceType
     gpu: GpuModel
-    fabric: Optional[str]
+    fabric: str | None
     placement_group: bool
     price: NodePrice
     warnings: tuple[str, ...]
 
 
-def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
+def select(spec: ClusterSpec, catalog: Catalog | None = None) -> Selection:
     """The instance type, fabric, placement and price for `spec`; raises `SpecError` with every problem."""
     catalog = catalog or load_catalog()
     instance, problems = _pick_instance(spec, catalog)
@@ -65,7 +64,7 @@ def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
     return selection
 
 
-def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
+def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | None, list[Problem]]:
     acc = spec.accelerator
     if acc.instance_type is not None:
         return _named_instance(spec, catalog)
@@ -93,7 +92,7 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[Instan
     return min(matching, key=lambda i: _rank(spec, catalog, i)), []
 
 
-def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
+def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | None, list[Problem]]:
     acc = spec.accelerator
     instance = catalog.instance(spec.cloud, acc.instance_type)
     if instance is None and (spec.cloud, acc.instance_type) in catalog.flagged_instances:
@@ -159,7 +158,7 @@ def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, 
     return []
 
 
-def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> tuple[Optional[str], list[Problem]]:
+def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> tuple[str | None, list[Problem]]:
     if spec.fabric == "tcp":
         return None, []
     if spec.fabric == "auto":
@@ -175,7 +174,7 @@ def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[st
     return instance.fabric, []
 
 
-def _placement_group(spec: ClusterSpec, fabric: Optional[str]) -> bool:
+def _placement_group(spec: ClusterSpec, fabric: str | None) -> bool:
     """Default: on for multi-node clusters and for any cluster on an RDMA fabric (so growing it replaces nothing),
     off inside a Capacity Block, which fixes placement itself, and off in an AWS On-Demand Capacity Reservation,
     whose instances cannot join a group the stack creates (unless `placement_group_name` names the reservation's)."""

@@ -14,7 +14,6 @@ them out unless asked (`--include-restricted`, or a spec whose zone names one).
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 ZONE = "zone"
 REGION = "region"  # the price or offering covers the whole region
@@ -75,7 +74,7 @@ def is_edge(cloud: str, zone: str) -> bool:
     return zone_kind(cloud, zone) in EDGE_KINDS
 
 
-def restricted_reason(cloud: str, region: str, zone: str) -> Optional[str]:
+def restricted_reason(cloud: str, region: str, zone: str) -> str | None:
     """Why a location needs an opt-in a normal account lacks, or None for an ordinary region or zone."""
     if cloud == "aws" and region.startswith("us-gov-"):
         return f"{region} is AWS GovCloud (a separate partition and account)"

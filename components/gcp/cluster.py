@@ -12,35 +12,33 @@ The project comes from the provider configuration (`gcp:project`) through the `g
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
 from gpufleet import cloud_init
-from ..boot import user_data_for
-from ..catalog.selector import Selection, select
+
+from .. import pipeline
+from ..catalog.selector import Selection
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
-from ..spec.errors import Problem, raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .identity import build_identity
 from .image import BootImage, boot_image, pinned_source
 from .labels import describer, labeler, normalise_value
-from .network import build_networks, with_primary_range
-from .permissions import grant_node_roles
-from .storage import build_shared_storage
 from .monitoring_server import build_monitoring_server, plan_monitoring
+from .network import build_networks, with_primary_range
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
+from .permissions import grant_node_roles
 from .placement import build_placement_policy, placement_plan, policy_path, uses_workload_policy
 from .repair import build_health_check
-from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
 from .serving import build_serving
+from .storage import build_shared_storage
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
 
@@ -60,18 +58,11 @@ class ClusterPlan:
 
 def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
-    selection = select(spec)
-    raise_if(gcp_problems(selection))
+    selection = pipeline.plan_cluster(spec, name=name)  # every check, including GCP's rules.py
     layout = vpc_layout(selection.instance, selection.fabric)
     firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
-    text = user_data_for(selection, name)  # raises SpecError itself when over GCP's limit
-    try:
-        user_data = cloud_init.encode_user_data(text, "gcp")
-    except ValueError as err:
-        raise_if([Problem("node", "the rendered user data", str(err))])
-    image = boot_image(spec)
-    warnings = [*selection.warnings, *gcp_warnings(selection), *([image.warning] if image.warning else [])]
-    return ClusterPlan(selection, layout, firewalls, image, user_data, warnings, text)
+    return ClusterPlan(selection, layout, firewalls, boot_image(spec), selection.user_data, list(selection.warnings),
+                       selection.cloud_config)
 
 
 class GcpGpuCluster(pulumi.ComponentResource):
@@ -79,7 +70,7 @@ class GcpGpuCluster(pulumi.ComponentResource):
 
     outputs: dict[str, pulumi.Input]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
         plan = plan_cluster(name, spec)  # raises SpecError before anything is declared
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = plan.selection

@@ -18,8 +18,6 @@ training job.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_gcp as gcp
 
@@ -62,7 +60,7 @@ def base_instance_name(stack: str, name: str) -> str:
 
 def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],
                    image: BootImage, account_email: pulumi.Input[str], user_data: str,
-                   placement_policy: Optional[pulumi.Input[str]], label: Labeler, describe: Describer,
+                   placement_policy: pulumi.Input[str] | None, label: Labeler, describe: Describer,
                    opts: pulumi.ResourceOptions) -> gcp.compute.InstanceTemplate:
     spec, instance = selection.spec, selection.instance
     return gcp.compute.InstanceTemplate(
@@ -92,8 +90,8 @@ def build_template(name: str, selection: Selection, networks: ClusterNetworks, n
 
 def build_group(name: str, selection: Selection, template: gcp.compute.InstanceTemplate, base_name: str,
                 describe: Describer, opts: pulumi.ResourceOptions,
-                health_check: Optional[gcp.compute.HealthCheck] = None,
-                workload_policy: Optional[gcp.compute.ResourcePolicy] = None) -> gcp.compute.InstanceGroupManager:
+                health_check: gcp.compute.HealthCheck | None = None,
+                workload_policy: gcp.compute.ResourcePolicy | None = None) -> gcp.compute.InstanceGroupManager:
     spec = selection.spec
     return gcp.compute.InstanceGroupManager(
         f"{name}-nodes",
@@ -111,7 +109,7 @@ def build_group(name: str, selection: Selection, template: gcp.compute.InstanceT
     )
 
 
-def _reservation(spec: ClusterSpec) -> Optional[gcp.compute.InstanceTemplateReservationAffinityArgs]:
+def _reservation(spec: ClusterSpec) -> gcp.compute.InstanceTemplateReservationAffinityArgs | None:
     """`market.capacity_reservation_id` names a specific Compute Engine reservation to consume."""
     reservation = spec.market.capacity_reservation_id
     if reservation is None:

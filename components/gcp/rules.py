@@ -6,21 +6,65 @@ not list for the machine type (zones are names like us-central1-a on GCP).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from ipaddress import IPv4Network
 
 from ..catalog.selector import Selection
+from ..spec import ClusterSpec
 from ..spec.errors import Problem
-from .image import image_problems
+from .fabric import subnet_cidrs, vpc_layout
+from .image import boot_image, image_problems
 from .labels import label_problems
 from .placement import placement_problems
 
+# Subnet primary ranges: /29 is the smallest GCP allows ("Subnets", IPv4 subnet ranges), and GCP reserves 4
+# addresses in each; gpufleet keeps the primary range to /8 or smaller so its GPU subnets (fabric.GPU_CIDR_POOLS)
+# find room outside it.
+SUBNET_MIN_PREFIX = 8
+SUBNET_MAX_PREFIX = 29
+SUBNET_RESERVED_ADDRESSES = 4
 
-def labels_are_valid(selection: Selection) -> list[Problem]:
-    return label_problems(selection.spec.tags)
+
+def labels_are_valid(spec: ClusterSpec) -> list[Problem]:
+    return label_problems(spec.tags)
 
 
-def image_runs_cloud_init(selection: Selection) -> list[Problem]:
-    return image_problems(selection.spec)
+def image_runs_cloud_init(spec: ClusterSpec) -> list[Problem]:
+    return image_problems(spec)
+
+
+def primary_range_fits(spec: ClusterSpec) -> list[Problem]:
+    cidr = spec.network.cidr
+    if not SUBNET_MIN_PREFIX <= cidr.prefixlen <= SUBNET_MAX_PREFIX:
+        return [Problem("network.cidr", str(cidr), f"GCP subnet ranges are /{SUBNET_MAX_PREFIX} or larger, and "
+                        f"gpufleet needs room for its GPU subnets beside a range of /{SUBNET_MIN_PREFIX} or smaller; "
+                        "e.g. 10.0.0.0/16")]
+    usable = cidr.num_addresses - SUBNET_RESERVED_ADDRESSES
+    if usable < spec.nodes:
+        return [Problem("network.cidr", str(cidr), f"holds {usable} usable addresses (GCP reserves "
+                        f"{SUBNET_RESERVED_ADDRESSES}), fewer than `nodes` ({spec.nodes}); use a larger range")]
+    return []
+
+
+def gpu_subnets_avoid_primary(selection: Selection) -> list[Problem]:
+    """The GPU VPCs' subnets come from fixed pools outside `network.cidr`; the range must leave room for them."""
+    cidr = selection.spec.network.cidr
+    layout = vpc_layout(selection.instance, selection.fabric)
+    try:
+        ranges = subnet_cidrs(cidr, layout)
+    except StopIteration:
+        ranges = {}
+    gpu_ranges = [r for role, r in ranges.items() if r != cidr]
+    wanted = sum(len(vpc.subnet_roles) for vpc in layout) - 1
+    if len(gpu_ranges) == wanted and not any(r.overlaps(cidr) or _overlap(r, gpu_ranges) for r in gpu_ranges):
+        return []
+    return [Problem("network.cidr", str(cidr), f"leaves no room for the {wanted} GPU subnets "
+                    f"{selection.instance.name} needs (gpufleet takes them from 172.16.0.0/12, 192.168.0.0/16 and "
+                    "10.0.0.0/8 outside `network.cidr`); use a /16 such as 10.0.0.0/16")]
+
+
+def _overlap(block: IPv4Network, others: list[IPv4Network]) -> bool:
+    return sum(1 for other in others if other.overlaps(block)) > 1
 
 
 def placement_holds_the_nodes(selection: Selection) -> list[Problem]:
@@ -81,10 +125,14 @@ def gpudirect_is_deliverable(selection: Selection) -> list[Problem]:
                     "A4 type (`a3-ultragpu-8g`, `a4-highgpu-8g`) whose RoCE fabric gpufleet sets up")]
 
 
-RULES: tuple[Callable[[Selection], list[Problem]], ...] = (
-    gpudirect_is_deliverable,
+SPEC_RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     labels_are_valid,
     image_runs_cloud_init,
+    primary_range_fits,
+)
+RULES: tuple[Callable[[Selection], list[Problem]], ...] = (
+    gpudirect_is_deliverable,
+    gpu_subnets_avoid_primary,
     placement_holds_the_nodes,
     distance_needs_placement,
     market_is_one_model,
@@ -92,12 +140,17 @@ RULES: tuple[Callable[[Selection], list[Problem]], ...] = (
 )
 
 
-def gcp_problems(selection: Selection) -> list[Problem]:
-    """Every GCP-specific problem with the selected spec, in rule order."""
+def spec_problems(spec: ClusterSpec) -> list[Problem]:
+    """Every GCP problem the spec alone shows, in rule order."""
+    return [problem for rule in SPEC_RULES for problem in rule(spec)]
+
+
+def plan_problems(selection: Selection) -> list[Problem]:
+    """Every GCP-specific problem with the selected machine type, fabric and placement, in rule order."""
     return [problem for rule in RULES for problem in rule(selection)]
 
 
-def gcp_warnings(selection: Selection) -> list[str]:
+def plan_warnings(selection: Selection) -> list[str]:
     """Things gpufleet does on GCP that the user should know about, but that are not errors."""
     warnings = []
     if selection.fabric in UNDELIVERED_GPUDIRECT:
@@ -107,4 +160,5 @@ def gcp_warnings(selection: Selection) -> list[str]:
         warnings.append("`access.ssh_public_key` is not installed on GCP: nodes use OS Login, so add the key to your "
                         "OS Login profile (`gcloud compute os-login ssh-keys add --key-file=KEY.pub`) or let "
                         "`gcloud compute ssh` create one")
-    return warnings
+    image = boot_image(selection.spec)
+    return [*warnings, *([image.warning] if image.warning else [])]

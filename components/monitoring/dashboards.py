@@ -12,10 +12,9 @@ never per cluster, so a change of node count leaves the dashboards (and the serv
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
-
-import sys
 from pathlib import Path
 
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
@@ -136,7 +135,7 @@ def node_jobs(pricing: NodePricing) -> dict:
         .with_panel(_series("PCIe throughput", "Bps", (f"rate(DCGM_FI_PROF_PCIE_TX_BYTES{GPU}[5m])", "GPU {{gpu}} tx"),
                             (f"rate(DCGM_FI_PROF_PCIE_RX_BYTES{GPU}[5m])", "GPU {{gpu}} rx")))
         .with_panel(_series("Host CPU busy", "percentunit",
-                            (f'1 - avg(rate(node_cpu_seconds_total{{node="$node",mode="idle"}}[5m]))', "cpu")))
+                            ('1 - avg(rate(node_cpu_seconds_total{node="$node",mode="idle"}[5m]))', "cpu")))
         .with_panel(_series("Host memory available", "bytes", (f"node_memory_MemAvailable_bytes{GPU}", "available")))
         .with_panel(_stat("Node cost (USD/h, spot or on-demand rate)", "currencyUSD",
                           'up{job="gpufleet-node",node="$node"} * $usd_per_node_hour'))

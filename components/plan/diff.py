@@ -185,7 +185,7 @@ def _property_changes(old: Any, new: Any, path: str):
             else:
                 yield from _property_changes(a, b, sub)
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        for index, (a, b) in enumerate(zip(old, new)):
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
             yield from _property_changes(a, b, f"{path}[{index}]")
     elif old != new:
         yield PropertyChange(path, old, new, False)

@@ -7,8 +7,8 @@ An invoke without an entry in the table fails loudly instead of resolving to Non
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pulumi
 from pulumi.runtime import rpc

@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..catalog.cost import cost_table_lines
-from ..storage_cost import storage_cost_lines
 from ..serving import serving_cost_lines
+from ..storage_cost import storage_cost_lines
 from .mocks import DeclaredResource
 from .runner import PlanResult
 

@@ -14,9 +14,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 from .runner import PROJECT_DIR
 
@@ -94,12 +94,12 @@ def _git_job(spec: str, repo: Path) -> tuple[bool, Callable[[], dict]]:
 
 
 def _plan_here(stack: str, stack_text: str) -> dict:
+    import pulumi
+
     from ..spec.errors import SpecError
     from .render import plan_json
     from .runner import run_program
     from .stackfile import read_stack_config
-
-    import pulumi
 
     with tempfile.TemporaryDirectory(prefix="gpufleet-stack-") as folder:
         (Path(folder) / f"Pulumi.{stack}.yaml").write_text(stack_text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from .common import ADMIN_PORTS, EXPORTER_PORTS, as_list, is_open, overlaps, port_spec_hits, truthy
 from .model import Finding, Resource

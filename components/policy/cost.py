@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from . import aws, azure
 from .common import as_list
@@ -59,7 +59,7 @@ def fleets(resources: list[Resource]) -> list[Fleet]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def on_demand_usd_per_hour(instance_type: str) -> float | None:
     """The catalog's cheapest on-demand price for one node of `instance_type`, or None when it has none."""
     from ..catalog.loader import load_catalog

@@ -11,17 +11,15 @@ What each mode creates is documented in README "Existing networks":
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .strict import StrictModel
 
 
 class ExistingNetwork(StrictModel):
-    existing_vpc_id: Optional[str] = None
+    existing_vpc_id: str | None = None
     """AWS: create the node subnet, NAT and routes in this VPC (`network.cidr` must be a free range inside it). Default: gpufleet creates a VPC."""
-    existing_resource_group: Optional[str] = None
+    existing_resource_group: str | None = None
     """Azure: put every resource in this resource group instead of a new one. Default: gpufleet creates one."""
-    existing_network: Optional[str] = None
+    existing_network: str | None = None
     """GCP: the primary NIC's VPC (name or self link); requires `existing_subnetwork`. Default: gpufleet creates one."""
-    existing_subnetwork: Optional[str] = None
+    existing_subnetwork: str | None = None
     """GCP: the primary NIC's subnetwork (name or self link) in `region`; needs Cloud NAT or another egress already. Default: gpufleet creates one."""

@@ -6,7 +6,7 @@ Used when `workload: inference`. Shape and types only; rules relating these fiel
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -52,7 +52,7 @@ class ModelSpec(StrictModel):
     platform: Platform
     max_batch_size: int = Field(8, ge=0)
     """Largest batch the model accepts; 0 for a model without a batch dimension. Default: 8."""
-    dynamic_batching: Optional[DynamicBatching] = None
+    dynamic_batching: DynamicBatching | None = None
     """Server-side batching. Default: off."""
     instance_count: int = Field(1, ge=1, le=64)
     """Model instances per GPU. Default: 1."""
@@ -60,9 +60,9 @@ class ModelSpec(StrictModel):
     """The model's inputs; required with `warmup` (warm-up requests are built from them) and for `pytorch_libtorch`."""
     outputs: list[TensorSpec] = Field(default_factory=list)
     """The model's outputs; required for `pytorch_libtorch` (Triton cannot read them from a TorchScript file)."""
-    warmup: Optional[Warmup] = None
+    warmup: Warmup | None = None
     """Warm-up requests before readiness. Default: none."""
-    built_for_gpu: Optional[str] = None
+    built_for_gpu: str | None = None
     """GPU model the TensorRT engine was built on (required for `tensorrt_plan`: engines do not move across GPUs)."""
 
 
@@ -82,7 +82,7 @@ class Autoscaling(StrictModel):
 class LoadBalancer(StrictModel):
     internet_facing: bool = False
     """Explicit opt-in to a public endpoint (AWS only, with `tls_certificate_arn`). Default: internal."""
-    tls_certificate_arn: Optional[str] = Field(None, pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/.+$")
+    tls_certificate_arn: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/.+$")
     client_cidrs: list[str] = Field(default_factory=list)
     """Who may reach ports 8000/8001 besides the cluster's own network. Default: none."""
     deregistration_delay_seconds: int = Field(120, ge=0, le=3600)
@@ -97,12 +97,12 @@ class InferenceSpec(StrictModel):
     models: list[ModelSpec] = Field(min_length=1)
     triton_version: str = Field(DEFAULT_TRITON_VERSION, pattern=r"^\d{2}\.\d{2}$", examples=["25.08", "25.03"])
     """NGC release of `nvcr.io/nvidia/tritonserver:<version>-py3`, checked against the node's driver branch."""
-    triton_image_digest: Optional[str] = Field(None, pattern=r"^sha256:[0-9a-f]{64}$")
+    triton_image_digest: str | None = Field(None, pattern=r"^sha256:[0-9a-f]{64}$")
     """Pin the container by digest (`docker pull` prints it). Default: the tag, with a plan warning."""
-    autoscaling: Optional[Autoscaling] = None
+    autoscaling: Autoscaling | None = None
     """Default: a fixed fleet of `nodes`."""
     load_balancer: LoadBalancer = Field(default_factory=LoadBalancer)
-    repository_resource_group: Optional[str] = Field(None, min_length=1, max_length=90)
+    repository_resource_group: str | None = Field(None, min_length=1, max_length=90)
     """Azure: the resource group of the repository's storage account, where the stack grants the nodes read access."""
     model_load_seconds: int = Field(600, ge=60, le=3600)
     """Time from boot to ready (install, repository sync, load, warm-up): the health grace and autoscaler delay."""
@@ -119,7 +119,7 @@ class InferenceSpec(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _names_unique(self) -> "InferenceSpec":
+    def _names_unique(self) -> InferenceSpec:
         names = [m.name for m in self.models]
         if len(names) != len(set(names)):
             raise ValueError(f"model names must be unique; got {names}")

@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from .errors import Problem
@@ -199,7 +200,7 @@ INFERENCE_RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
 )
 
 
-def triton_supports_gpu(selection: "Selection") -> list[Problem]:
+def triton_supports_gpu(selection: Selection) -> list[Problem]:
     spec = selection.spec
     if spec.inference is None or spec.inference.triton_version not in TRITON_RELEASES:
         return []
@@ -212,7 +213,7 @@ def triton_supports_gpu(selection: "Selection") -> list[Problem]:
                     f"{' or '.join(fits) if fits else 'a newer GPU'}")]
 
 
-def tensorrt_engines_fit_gpu(selection: "Selection") -> list[Problem]:
+def tensorrt_engines_fit_gpu(selection: Selection) -> list[Problem]:
     spec = selection.spec
     if spec.inference is None:
         return []

@@ -7,8 +7,6 @@ Parameter Store SecureString, Key Vault, Secret Manager); the server reads it at
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import Field, model_validator
 
 from .strict import StrictModel
@@ -20,21 +18,21 @@ EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 class Alerts(StrictModel):
     """Where Alertmanager sends alerts. Default: nowhere (alerts show in Grafana and Alertmanager only)."""
 
-    slack_webhook_secret: Optional[str] = Field(None, pattern=CONFIG_KEY_PATTERN)
+    slack_webhook_secret: str | None = Field(None, pattern=CONFIG_KEY_PATTERN)
     """Pulumi config key (set with `--secret`) holding a Slack incoming-webhook URL. Default: no Slack."""
-    slack_channel: Optional[str] = None
+    slack_channel: str | None = None
     """Slack channel, e.g. "#gpu-alerts". Default: the webhook's own channel."""
-    email: Optional[str] = Field(None, pattern=EMAIL_PATTERN)
+    email: str | None = Field(None, pattern=EMAIL_PATTERN)
     """Address that receives alert mail; needs `email_smarthost`. Default: no mail."""
-    email_from: Optional[str] = Field(None, pattern=EMAIL_PATTERN)
+    email_from: str | None = Field(None, pattern=EMAIL_PATTERN)
     """Sender address. Default: `email`."""
-    email_smarthost: Optional[str] = Field(None, pattern=r"^[A-Za-z0-9.-]+:\d{1,5}$")
+    email_smarthost: str | None = Field(None, pattern=r"^[A-Za-z0-9.-]+:\d{1,5}$")
     """SMTP relay as host:port, e.g. "smtp.example.com:587" (STARTTLS required). Default: none."""
-    email_username: Optional[str] = None
+    email_username: str | None = None
     """SMTP user name. Default: no SMTP authentication."""
-    email_password_secret: Optional[str] = Field(None, pattern=CONFIG_KEY_PATTERN)
+    email_password_secret: str | None = Field(None, pattern=CONFIG_KEY_PATTERN)
     """Pulumi config key (set with `--secret`) holding the SMTP password. Default: none."""
-    pagerduty_key_secret: Optional[str] = Field(None, pattern=CONFIG_KEY_PATTERN)
+    pagerduty_key_secret: str | None = Field(None, pattern=CONFIG_KEY_PATTERN)
     """Pulumi config key (set with `--secret`) holding a PagerDuty Events API v2 routing key. Default: no PagerDuty."""
 
     @model_validator(mode="after")
@@ -57,7 +55,7 @@ class Monitoring(StrictModel):
     gpufleet's alert rules), Alertmanager and Grafana with GPU dashboards. No public IP: open Grafana through
     SSM / IAP / Bastion port forwarding (README)."""
 
-    server: Optional[bool] = None
+    server: bool | None = None
     """Declare the monitoring server. Default: on for training clusters (multi-node, or on an RDMA fabric, so growing
     a one-node EFA/InfiniBand cluster touches only the fleet), off for single-node TCP (dev) clusters, which
     `nvidia-smi` on the node serves better than a second machine billed by the hour."""
@@ -65,7 +63,7 @@ class Monitoring(StrictModel):
     """Days of metrics Prometheus keeps on its data disk. Default: 30."""
     data_disk_gib: int = Field(50, ge=10, le=16384)
     """Encrypted data disk for Prometheus' TSDB, kept when the server is replaced. Default: 50."""
-    instance_type: Optional[str] = None
+    instance_type: str | None = None
     """Server size. Default: a small CPU instance (AWS t3.medium, Azure Standard_B2s, GCP e2-medium)."""
     grafana_admin_password_secret: str = Field("grafanaAdminPassword", pattern=CONFIG_KEY_PATTERN)
     """Pulumi config key (set with `--secret`) holding Grafana's admin password. Default: "grafanaAdminPassword";

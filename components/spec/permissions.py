@@ -8,7 +8,6 @@ The ready-made opt-ins (`container_registry_read`, `buckets_read`) map to each c
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from pydantic import Field, field_validator
 
@@ -31,7 +30,7 @@ class ServiceAccountRole(StrictModel):
 
     role: str = Field(pattern=r"^(roles/[A-Za-z0-9_.]+|projects/[^/]+/roles/[A-Za-z0-9_.]+|organizations/[0-9]+/roles/[A-Za-z0-9_.]+)$")
     """e.g. "roles/storage.objectViewer"."""
-    bucket: Optional[str] = None
+    bucket: str | None = None
     """Grant it on this Cloud Storage bucket only. Default: on the project."""
 
 

@@ -9,7 +9,7 @@ Capacity increments and throughput tiers are each service's; `storage_rules.py` 
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -34,15 +34,15 @@ class SharedStorage(StrictModel):
 
     kind: SharedKind
     """"lustre" (FSx for Lustre, Azure Managed Lustre, GCP Managed Lustre) or "nfs" (EFS, Azure Files NFS, Filestore)."""
-    capacity_gib: Optional[int] = Field(None, ge=1)
+    capacity_gib: int | None = Field(None, ge=1)
     """Size in GiB, in the service's increments (FSx PERSISTENT_2: 1200, 2400, then multiples of 2400). Default: the service's smallest size; EFS grows by itself and takes none."""
     mount_path: str = "/shared"
     """Where every node mounts it (in /etc/fstab with _netdev). Default: /shared."""
-    throughput: Optional[int] = Field(None, ge=1)
+    throughput: int | None = Field(None, ge=1)
     """Lustre throughput tier in MB/s per TiB: AWS 125/250/500/1000, Azure 40/125/250/500, GCP 125/250/500/1000. Default: 250 (AWS, GCP), 125 (Azure)."""
-    existing_id: Optional[str] = None
+    existing_id: str | None = None
     """Mount this existing filesystem instead of creating one (FSx/EFS id, AMLFS or storage account + share resource id, GCP instance id `projects/p/locations/zone/instances/name`). Default: gpufleet creates one."""
-    data_repository: Optional[str] = None
+    data_repository: str | None = None
     """AWS FSx for Lustre only: link this S3 prefix (s3://bucket/prefix) to the filesystem (data repository association, lazy import and export). Default: none."""
 
     @field_validator("mount_path")
@@ -52,7 +52,7 @@ class SharedStorage(StrictModel):
 
     @field_validator("data_repository")
     @classmethod
-    def _is_s3_url(cls, url: Optional[str]) -> Optional[str]:
+    def _is_s3_url(cls, url: str | None) -> str | None:
         if url is not None and not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$", url):
             raise ValueError("expected an S3 URL like s3://my-bucket/datasets/")
         return url
@@ -77,6 +77,6 @@ class LocalNvme(StrictModel):
 class Storage(StrictModel):
     """Storage the nodes mount. Nothing is created unless asked for here."""
 
-    shared: Optional[SharedStorage] = None
+    shared: SharedStorage | None = None
     """A shared filesystem on every node. Default: none."""
     local_nvme: LocalNvme = Field(default_factory=LocalNvme)

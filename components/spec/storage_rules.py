@@ -5,7 +5,7 @@ each returning a list of `Problem`, so the checking pipeline can run them with t
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from gpufleet.storage_catalog import storage_service
 
@@ -29,7 +29,7 @@ GCP_LUSTRE_CLIENT_IMAGE = "ubuntu-22.04"
 CLOUD_OF_FIELD = {"iam_policy_arns": "aws", "role_assignments": "azure", "service_account_roles": "gcp"}
 
 
-def shared_tier(spec: ClusterSpec) -> Optional[int]:
+def shared_tier(spec: ClusterSpec) -> int | None:
     """The throughput tier the filesystem gets: the spec's, or the service's default (None for NFS)."""
     shared = spec.storage.shared
     if shared is None or shared.kind != "lustre":
@@ -37,7 +37,7 @@ def shared_tier(spec: ClusterSpec) -> Optional[int]:
     return shared.throughput or storage_service(spec.cloud, "lustre").default_tier
 
 
-def shared_capacity(spec: ClusterSpec) -> Optional[int]:
+def shared_capacity(spec: ClusterSpec) -> int | None:
     """The created filesystem's size in GiB: the spec's, or the smallest the service offers (None when elastic)."""
     shared = spec.storage.shared
     if shared is None or shared.existing_id:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import yaml
 
@@ -23,10 +22,10 @@ class Sizing:
 
     first: tuple[int, ...] = ()
     step: int = 1
-    max: Optional[int] = None
+    max: int | None = None
     elastic: bool = False
 
-    def smallest(self) -> Optional[int]:
+    def smallest(self) -> int | None:
         return None if self.elastic else self.first[0]
 
     def accepts(self, gib: int) -> bool:
@@ -52,8 +51,8 @@ class StorageService:
     kind: str
     service: str
     tiers: tuple[int, ...]
-    default_tier: Optional[int]
-    regions: Optional[tuple[str, ...]]
+    default_tier: int | None
+    regions: tuple[str, ...] | None
     prices: dict
     price_region: str
     price_source: str
@@ -61,13 +60,13 @@ class StorageService:
     verified: bool
     _sizing: dict
 
-    def sizing(self, tier: Optional[int]) -> Sizing:
+    def sizing(self, tier: int | None) -> Sizing:
         by_tier = self._sizing.get("capacity_by_tier")
         raw = by_tier[tier] if by_tier else self._sizing["capacity"]
         return Sizing(first=tuple(raw.get("first", ())), step=raw.get("step", 1), max=raw.get("max"),
                       elastic=bool(raw.get("elastic")))
 
-    def price_per_gib_month(self, tier: Optional[int]) -> float:
+    def price_per_gib_month(self, tier: int | None) -> float:
         return float(self.prices.get(tier, self.prices.get("default", 0.0)))
 
 
@@ -93,7 +92,7 @@ class StorageCost:
 
     service: str
     capacity_gib: int
-    tier: Optional[int]
+    tier: int | None
     usd_per_month: float
     usd_per_hour: float
     source: str
@@ -102,7 +101,7 @@ class StorageCost:
     verified: bool
 
 
-def shared_storage_cost(cloud: str, kind: str, capacity_gib: Optional[int], tier: Optional[int]) -> Optional[StorageCost]:
+def shared_storage_cost(cloud: str, kind: str, capacity_gib: int | None, tier: int | None) -> StorageCost | None:
     """$/month of a created filesystem from its catalog row; None for an elastic service without a size."""
     service = storage_service(cloud, kind)
     if capacity_gib is None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import gzip
+import hashlib
 
 import pulumi
 import pytest
@@ -14,7 +14,7 @@ from gpufleet.plan.runner import run_program
 from gpufleet.plan.stackfile import read_stack_config
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw test@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
          "market": "spot", "fabric": "infiniband", "access": {"ssh_public_key": KEY}}
 DEV = read_stack_config("azure-dev")["gpufleet:cluster"]  # one NC24ads_A100_v4 on demand
@@ -214,7 +214,7 @@ def test_resource_count_stays_flat_and_node_count_touches_only_capacity(spec, sm
     InfiniBand node setup, so growing it changes neither customData nor the placement group."""
     small, big = plan_of({**spec, "nodes": small_nodes}), plan_of({**spec, "nodes": large_nodes})
     assert [r.name for r in small.resources] == [r.name for r in big.resources]
-    for a, b in zip(small.resources, big.resources):
+    for a, b in zip(small.resources, big.resources, strict=True):
         if a.type == VMSS:
             assert {**a.inputs, "sku": None} == {**b.inputs, "sku": None}, a.name
             assert {**a.inputs["sku"], "capacity": None} == {**b.inputs["sku"], "capacity": None}

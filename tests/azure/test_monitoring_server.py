@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import yaml
 
-from tests.conftest import cached_plan, of_type, one
 from gpufleet.plan.userdata import decode_user_data
+from tests.conftest import cached_plan, of_type, one
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleetTestKey0000000000000000000000000000 t@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},

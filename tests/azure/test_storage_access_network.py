@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-
-from tests.conftest import cached_plan, of_type, one, refusal
 from gpufleet.plan.userdata import decode_user_data
+from tests.conftest import cached_plan, of_type, one, refusal
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH1x user@host"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw user@host"
 ND = {"cloud": "azure", "region": "eastus", "zone": "1", "nodes": 2,
       "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"}, "access": {"ssh_public_key": KEY}}
 ACCOUNT = "/subscriptions/0/resourceGroups/data/providers/Microsoft.Storage/storageAccounts/datasets"

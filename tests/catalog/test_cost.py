@@ -6,10 +6,16 @@ from datetime import date, timedelta
 
 import pytest
 
-from gpufleet.catalog.cost import (HOURS_PER_MONTH, NodePrices, cluster_cost, cost_table, cost_table_lines,
-                                     hourly_cost, market_costs)
-from gpufleet.catalog.age import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
-                                          catalog_age_warning)
+from gpufleet.catalog.age import STALE_AFTER_DAYS, catalog_age_days, catalog_age_line, catalog_age_warning
+from gpufleet.catalog.cost import (
+    HOURS_PER_MONTH,
+    NodePrices,
+    cluster_cost,
+    cost_table,
+    cost_table_lines,
+    hourly_cost,
+    market_costs,
+)
 from gpufleet.catalog.selector import select
 from gpufleet.spec.parse import parse_cluster_spec
 

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from gpufleet.catalog import load_catalog
-from gpufleet.catalog.cost import hourly_cost, NodePrices
-from gpufleet.catalog.offers import FABRICS, MARKETS, Requirement, rank
+from gpufleet.catalog.cost import MARKETS, NodePrices, hourly_cost
+from gpufleet.catalog.offers import FABRICS, Requirement, rank
 from gpufleet.catalog.zones import is_edge, zone_kind
 
 from .helpers import catalog, instance, price

@@ -119,7 +119,7 @@ def rendered() -> dict:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def written_files(text: str) -> dict:
     """path -> write_files entry of a rendered cloud-config (parsed once per text)."""
     return {entry["path"]: entry for entry in yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))[

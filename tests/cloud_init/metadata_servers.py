@@ -11,7 +11,6 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Optional
 
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
@@ -34,9 +33,9 @@ class MetadataServer:
         self.token_generation = 0
         self.token_used = 0
         self.maintenance_event = "NONE"
-        self.instance_action: Optional[str] = None  # a raw instance-action body, valid or not
-        self.notice_at: Optional[float] = None
-        self.rebalance_at: Optional[float] = None
+        self.instance_action: str | None = None  # a raw instance-action body, valid or not
+        self.notice_at: float | None = None
+        self.rebalance_at: float | None = None
         self.acks: list[dict] = []
         self.requests: list[str] = []
         self.lock = threading.Lock()

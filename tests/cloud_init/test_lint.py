@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.validators import require_tool
-
 from gpufleet.cloud_init.parts import shipped
+from tests.validators import require_tool
 
 from .conftest import FILES, written_files
 

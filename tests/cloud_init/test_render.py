@@ -210,6 +210,7 @@ def test_single_node_has_no_rdma_fabric(rendered):
 
 def test_gcp_nic_names_come_from_the_catalog_row():
     import dataclasses
+
     from .conftest import GCP_A3_ULTRA, selection_for
     row = dataclasses.replace(GCP_A3_ULTRA, extra={"nic_names": {"host": ["ens4", "ens5"]}})
     conf = nccl_of(user_data_for(selection_for(row), "gpufleet-test"))

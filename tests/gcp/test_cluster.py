@@ -330,10 +330,10 @@ def test_refuses_an_existing_subnet():
 
 
 def test_refuses_user_data_over_the_metadata_value_limit(monkeypatch):
-    import gpufleet.gcp.cluster as gcp_cluster
+    import gpufleet.pipeline as pipeline
     oversized = "#cloud-config\n" + "#" * GCP_METADATA_VALUE_MAX_BYTES
-    monkeypatch.setattr(gcp_cluster, "user_data_for", lambda selection, name: oversized)
-    refused(DEV, r"`node`: .*over the limit of 262144")
+    monkeypatch.setattr(pipeline, "user_data_for", lambda selection, name: oversized)
+    refused(DEV, r"`node`: .*gcp allows at most 262144")
 
 
 def test_refuses_node_options_that_make_the_user_data_too_large_in_one_message():

@@ -44,7 +44,7 @@ def test_every_shipped_config_parses_with_tritons_proto(stack):
     spec = parse_cluster_spec(stack_spec(stack))
     configs = configs_in(user_data_for(select(spec), "gpufleet"))
     assert sorted(configs) == [f"{CONFIG_DIR}/{m.name}/config.pbtxt" for m in spec.inference.models]
-    for (path, text), wanted in zip(sorted(configs.items()), spec.inference.models):
+    for (_, text), wanted in zip(sorted(configs.items()), spec.inference.models, strict=True):
         config = parse(text)
         assert config.name == wanted.name and config.platform == wanted.platform
         assert config.max_batch_size == wanted.max_batch_size

@@ -13,9 +13,9 @@ import yaml
 
 from gpufleet.monitoring.dashboards import SHIPPED, shipped_dashboards
 from gpufleet.monitoring.server import paths
+from gpufleet.plan.userdata import decode_user_data
 from tests.conftest import cached_plan, of_type
 from tests.validators import require_tool
-from gpufleet.plan.userdata import decode_user_data
 
 TRAIN_STACKS = ("aws-train", "azure-train", "gcp-train")
 SERVER = {"aws": "aws:ec2/instance:Instance", "azure": "azure-native:compute:VirtualMachine",

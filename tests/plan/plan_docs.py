@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache
 
 from gpufleet.plan.render import plan_json
 from gpufleet.plan.runner import run_program
@@ -18,7 +18,7 @@ def plan_doc(stack: str, *overrides: str) -> dict:
     return copy.deepcopy(_plan_doc(stack, overrides))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _plan_doc(stack: str, overrides: tuple[str, ...]) -> dict:
     config = apply_overrides(read_stack_config(stack), list(overrides))
     return json.loads(plan_json(run_program(stack, config)))

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from gpufleet.plan.cli import main
 from gpufleet.plan.diff import USER_DATA_NOTE, diff_plans
 from gpufleet.plan.diff_render import COMMENT_LIMIT, diff_json, diff_markdown
-from gpufleet.plan.cli import main
 
 from .plan_docs import plan_doc
 

@@ -7,8 +7,8 @@ price selection would use for the region (the highest of its rows), the same num
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from statistics import median
-from typing import Iterable
 
 from ..models import Price
 from .records import PRICE_FIELDS, PriceRecord

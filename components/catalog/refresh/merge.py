@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable, Optional
 
 from ..models import Price
 from .records import PRICE_FIELDS, PriceRecord
@@ -93,5 +93,5 @@ def _effective(rows: list[Price]) -> dict[tuple[str, str, str, str], float]:
     return values
 
 
-def _cell(value: Optional[float]) -> str:
+def _cell(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}".rstrip("0").rstrip(".")

@@ -15,13 +15,13 @@ from importlib.resources import files
 
 import yaml
 
+from ...spec.monitoring import Monitoring
 from ..scrape import ALERT_RULES
 from . import paths
 from .alertmanager import alertmanager_args, alertmanager_config
 from .grafana import dashboard_provisioning, datasource_provisioning
 from .hardening import WRITABLE, drop_in
 from .prometheus import prometheus_args, prometheus_config
-from ...spec.monitoring import Monitoring
 
 PACKAGES = ["prometheus", "prometheus-alertmanager", "curl", "gnupg", "openssl"]
 SECRET_ENV = {"slack-webhook": "SECRET_SLACK_WEBHOOK", "pagerduty-key": "SECRET_PAGERDUTY_KEY",
