@@ -120,7 +120,8 @@ def python_without_docstrings(source: str) -> str:
     only statement), without trailing comments and without blank lines outside strings. Whole lines only, found by the tokenizer, so the result
     runs the same and is the same text on every Python version; it keeps AWS's 16 KB of user data for real work."""
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    drop, inside_strings = set(), set()
+    drop: set[int] = set()
+    inside_strings: set[int] = set()
     significant = [tok for tok in tokens if tok.type not in (tokenize.COMMENT, tokenize.NL)]
     for index, tok in enumerate(significant):
         if tok.start[0] != tok.end[0]:
