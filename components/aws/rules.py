@@ -21,7 +21,7 @@ from ipaddress import IPv4Network
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec, Problem
-from ..spec.ssh import parse_public_key
+from ..spec.ssh import key_type_problems
 from .capacity import capacity_block_problems
 
 VPC_PREFIXES = range(16, 29)  # what AWS allows
@@ -30,8 +30,6 @@ PRIVATE_SUBNET_MAX_PREFIX = 26
 SUBNET_RESERVED_ADDRESSES = 5
 TAG_KEY_MAX = 128
 TAG_VALUE_MAX = 256
-KEY_TYPES = ("ssh-ed25519", "ssh-rsa")
-RSA_MIN_BITS = 2048
 AMI_ID = re.compile(r"^ami-([0-9a-f]{8}|[0-9a-f]{17})$")
 SUBNET_ID = re.compile(r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$")
 RESERVATION_ID = re.compile(r"^cr-([0-9a-f]{8}|[0-9a-f]{17})$")
@@ -68,17 +66,7 @@ def tags_fit_aws(spec: ClusterSpec) -> list[Problem]:
 
 
 def key_pair_is_importable(spec: ClusterSpec) -> list[Problem]:
-    text = spec.access.ssh_public_key
-    if text is None:
-        return []
-    key = parse_public_key(text)  # the model already refused keys that do not parse
-    if key.kind not in KEY_TYPES:
-        return [Problem("access.ssh_public_key", key.kind, "EC2 imports ssh-ed25519 and ssh-rsa keys, not ECDSA; "
-                        "use `ssh-keygen -t ed25519`")]
-    if key.kind == "ssh-rsa" and key.bits < RSA_MIN_BITS:
-        return [Problem("access.ssh_public_key", f"ssh-rsa, {key.bits} bits", f"EC2 needs RSA keys of at least "
-                        f"{RSA_MIN_BITS} bits; use `ssh-keygen -t ed25519`")]
-    return []
+    return key_type_problems(spec.access.ssh_public_key, "EC2 imports", "EC2")
 
 
 def ids_have_aws_shapes(spec: ClusterSpec) -> list[Problem]:

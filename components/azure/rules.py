@@ -9,7 +9,7 @@ import re
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec, Problem
-from ..spec.ssh import parse_public_key
+from ..spec.ssh import key_type_problems
 from .fabric import InfinibandPartition, infiniband_partition
 from .image import floating_image_warning, image_problems
 from .network import RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id, usable_addresses
@@ -21,8 +21,6 @@ AZURE_TAG_VALUE_MAX = 256
 MAX_PRICE_DECIMALS = 5
 # Linux VMs take ssh-rsa keys of 2048 bits or more and ssh-ed25519 keys, not ECDSA (Azure docs, "Supported SSH key
 # formats"). VNet address spaces: Azure refuses prefixes shorter than /8 ("Azure Virtual Network FAQ").
-KEY_TYPES = ("ssh-ed25519", "ssh-rsa")
-RSA_MIN_BITS = 2048
 VNET_MIN_PREFIX = 8
 
 
@@ -34,16 +32,7 @@ def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
 
 
 def ssh_key_fits_azure(spec: ClusterSpec) -> list[Problem]:
-    if not spec.access.ssh_public_key:
-        return []
-    key = parse_public_key(spec.access.ssh_public_key)  # the model already refused keys that do not parse
-    if key.kind not in KEY_TYPES:
-        return [Problem("access.ssh_public_key", key.kind, "Azure Linux VMs take ssh-ed25519 and ssh-rsa keys, not "
-                        "ECDSA; use `ssh-keygen -t ed25519`")]
-    if key.kind == "ssh-rsa" and key.bits < RSA_MIN_BITS:
-        return [Problem("access.ssh_public_key", f"ssh-rsa, {key.bits} bits", f"Azure needs RSA keys of at least "
-                        f"{RSA_MIN_BITS} bits; use `ssh-keygen -t ed25519`")]
-    return []
+    return key_type_problems(spec.access.ssh_public_key, "Azure Linux VMs take", "Azure")
 
 
 def vnet_prefix_fits(spec: ClusterSpec) -> list[Problem]:

@@ -11,10 +11,17 @@ import binascii
 import struct
 from dataclasses import dataclass
 
+from .errors import Problem
+
 ED25519_KEY_BYTES = 32
 ECDSA_CURVES = {"ecdsa-sha2-nistp256": "nistp256", "ecdsa-sha2-nistp384": "nistp384",
                 "ecdsa-sha2-nistp521": "nistp521"}
 KEY_TYPES = ("ssh-ed25519", "ssh-rsa", *ECDSA_CURVES)
+
+# Key types EC2 and Azure Linux VMs import, and the smallest RSA key they take (EC2 User Guide, "Import a public key
+# to Amazon EC2"; Azure "Supported SSH key formats").
+IMPORTABLE_KEY_TYPES = ("ssh-ed25519", "ssh-rsa")
+RSA_MIN_BITS = 2048
 
 
 @dataclass(frozen=True)
@@ -70,3 +77,18 @@ class _Reader:
 
     def remaining(self) -> int:
         return len(self.blob) - self.offset
+
+
+def key_type_problems(text: str | None, importer: str, service: str) -> list[Problem]:
+    """What EC2 and Azure both refuse: keys other than ssh-ed25519 and ssh-rsa, and RSA under 2048 bits.
+    `importer` and `service` name the cloud in the message ("EC2 imports", "EC2 needs")."""
+    if not text:
+        return []
+    key = parse_public_key(text)  # the model already refused keys that do not parse
+    if key.kind not in IMPORTABLE_KEY_TYPES:
+        return [Problem("access.ssh_public_key", key.kind, f"{importer} ssh-ed25519 and ssh-rsa keys, not ECDSA; "
+                        "use `ssh-keygen -t ed25519`")]
+    if key.kind == "ssh-rsa" and key.bits < RSA_MIN_BITS:
+        return [Problem("access.ssh_public_key", f"ssh-rsa, {key.bits} bits", f"{service} needs RSA keys of at "
+                        f"least {RSA_MIN_BITS} bits; use `ssh-keygen -t ed25519`")]
+    return []
