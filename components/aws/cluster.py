@@ -1,22 +1,30 @@
 """`gpufleet:index:AwsGpuCluster`: a multi-node GPU training cluster on AWS with EFA.
 
-The component validates the spec against the catalog before it registers itself, so bad input declares
-nothing. Children are named f"{name}-{role}" (roles: provider, vpc, igw, subnet, nat-subnet, nat-ip, nat, routes,
-nat-routes, sg, sg-*, pg, role, role-ssm, role-health, profile, key, lt, nodes) and parented to the component.
+The component checks its args against the catalog and AWS's rules before it registers itself, so bad input
+declares nothing (values that come from other resources are checked again once known, see `gpufleet.request`).
+Children are named f"{name}-{role}" (roles: vpc, igw, subnet, nat-subnet, nat-ip, nat, routes, nat-routes, sg,
+sg-*, pg, role, role-ssm, role-health, role-extra-{i}, profile, key, lt, nodes) and parented to the component.
+They use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's
+`aws:*` config (profile, assumeRoles, allowedAccountIds, defaultTags); each regional resource names the spec's
+region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own is needed.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet import cloud_init
+from ..args import GpuClusterArgs
 from ..boot import user_data_for
 from ..catalog.selector import Selection, select
+from ..component import GpuClusterOutputs
 from ..monitoring.scrape import aws_jobs, scrape_config_text
+from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
+from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..spec import ClusterSpec, SpecError
 from .fleet import build_fleet
 from .identity import build_instance_profile
@@ -29,51 +37,85 @@ from .security import build_security_group
 from .tagging import Tagger, tagger
 
 TYPE_TOKEN = "gpufleet:index:AwsGpuCluster"
+CLOUD = "aws"
 
 
-class AwsGpuCluster(pulumi.ComponentResource):
+@dataclass(frozen=True)
+class AwsPlan:
+    """Everything decided before any resource is declared."""
+
+    selection: Selection
+    user_data: str
+
+
+def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
+    """The one checking call: catalog selection, AWS rules, user data; raises `SpecError` with every problem."""
+    selection = select(spec)
+    problems = selection_problems(selection)
+    if problems:
+        raise SpecError(problems)
+    return AwsPlan(selection, cloud_init.encode_user_data(user_data_for(selection, name), "aws"))
+
+
+class AwsGpuCluster(GpuClusterOutputs):
     """GPU nodes in one AZ behind a NAT, in a cluster placement group, with EFA on every EFA-capable card."""
 
-    outputs: dict[str, pulumi.Input]
+    vpc_id: pulumi.Output[str]
+    """The nodes' VPC (the existing subnet's, or the one gpufleet created)."""
+    subnet_id: pulumi.Output[str]
+    """The nodes' private subnet."""
+    security_group_id: pulumi.Output[str]
+    """The nodes' security group."""
+    placement_group: pulumi.Output[Optional[str]]
+    """The cluster placement group's name, when the nodes use one."""
+    launch_template_id: pulumi.Output[str]
+    """The nodes' launch template."""
+    fleet_name: pulumi.Output[str]
+    """The nodes' Auto Scaling group."""
+    node_role_arn: pulumi.Output[str]
+    """The nodes' IAM role (attach more policies with `extra_node_policy_arns`)."""
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
-        selection = select(spec)  # raises SpecError before anything is declared
-        problems = selection_problems(selection)
-        if problems:
-            raise SpecError(problems)
-        user_data = cloud_init.encode_user_data(user_data_for(selection, name), "aws")
+    def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
+        plan = plan_or_refuse(lambda spec: plan_aws(name, spec), request.spec)
+        inputs = request.inputs(lambda spec: plan_aws(name, spec))
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.selection = selection
-        self.outputs = _build(name, selection, user_data, self)
-        self.register_outputs(self.outputs)
+        self.selection = plan.selection
+        self.publish(self._build(name, plan, inputs))
+
+    def _build(self, name: str, plan: AwsPlan, inputs: ClusterInputs) -> dict:
+        """Declares the children. New resource files (storage, monitoring, inference) hook in here."""
+        selection = plan.selection
+        spec = selection.spec
+        tag = tagger(pulumi.get_stack(), name, inputs.tags, cluster_hash(name))
+        child = pulumi.ResourceOptions(parent=self)
+        self.network = build_network(name, spec, inputs.existing_subnet_id, tag, child)
+        self.security_group = build_security_group(name, spec, self.network.vpc_id, tag, child)
+        self.placement = build_placement_group(name, selection, tag, child)
+        self.identity = build_instance_profile(name, cluster_hash(name), tag, child, inputs.extra_node_policy_arns)
+        key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
+        self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,
+                                                     plan.user_data, key_name, tag, child, inputs.image_id)
+        self.fleet = build_fleet(name, selection, self.launch_template, self.network.subnet_id, self.placement, tag,
+                                 child)
+        return {
+            **common_outputs(selection),
+            "vpc_id": self.network.vpc_id,
+            "subnet_id": self.network.subnet_id,
+            "security_group_id": self.security_group.id,
+            "placement_group": self.placement.name if self.placement else None,
+            "launch_template_id": self.launch_template.id,
+            "fleet_name": self.fleet.name,
+            "node_role_arn": self.identity.role.arn,
+            **access_outputs(spec.region, self.fleet.name, selection.instance.gpus),
+            "prometheus_scrape_config": scrape_config_text(
+                aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
+        }
 
 
-def _build(name: str, selection: Selection, user_data: str, parent: pulumi.ComponentResource) -> dict:
-    spec = selection.spec
-    tag = tagger(pulumi.get_stack(), name, spec.tags)
-    provider = aws.Provider(f"{name}-provider", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
-    child = pulumi.ResourceOptions(parent=parent, provider=provider)
-    network = build_network(name, spec, tag, child)
-    group = build_security_group(name, spec, network.vpc_id, tag, child)
-    placement = build_placement_group(name, selection, tag, child)
-    profile = build_instance_profile(name, pulumi.get_stack(), tag, child)
-    key_name = _key_pair(name, spec, tag, child)
-    template = build_launch_template(name, selection, group.id, profile, user_data, key_name, tag, child)
-    fleet = build_fleet(name, selection, template, network.subnet_id, placement, tag, child)
-    return {
-        **common_outputs(selection),
-        "vpc_id": network.vpc_id,
-        "subnet_id": network.subnet_id,
-        "security_group_id": group.id,
-        "placement_group": placement.name if placement else None,
-        "launch_template_id": template.id,
-        "fleet_name": fleet.name,
-        **access_outputs(spec.region, fleet.name, selection.instance.gpus),
-        "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
-    }
-
-
-def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
-    if spec.access.ssh_public_key is None:
+def _key_pair(name: str, spec: ClusterSpec, public_key: Optional[pulumi.Input[str]], tag: Tagger,
+              opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+    if public_key is None:
         return None
-    return aws.ec2.KeyPair(f"{name}-key", public_key=spec.access.ssh_public_key, tags=tag("key"), opts=opts).key_name
+    return aws.ec2.KeyPair(f"{name}-key", public_key=public_key, tags=tag("key"), region=spec.region,
+                           opts=opts).key_name

@@ -2,21 +2,25 @@
 
 The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
 declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
-spot-nodes) and parented to the component; every resource sets `location` to the spec's region.
+spot-nodes) and parented to the component; every resource sets `location` to the spec's region. Children use the
+caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's
+`azure-native:*` config. Values that come from other resources are checked again once known (`gpufleet.request`).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
 from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
+from ..args import GpuClusterArgs
 from ..boot import user_data_for
+from ..component import GpuClusterOutputs
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
+from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..spec import ClusterSpec, Problem, SpecError
 from .fabric import infiniband_partition
 from .network import build_network, build_resource_group
@@ -28,19 +32,71 @@ from .security import build_security
 from .tagging import tagger
 
 TYPE_TOKEN = "gpufleet:index:AzureGpuCluster"
+CLOUD = "azure"
 
 
-class AzureGpuCluster(pulumi.ComponentResource):
+class AzureGpuCluster(GpuClusterOutputs):
     """GPU nodes in one scale set (one InfiniBand partition) behind a NAT gateway, with no public IPs."""
 
-    outputs: dict[str, pulumi.Input]
+    resource_group: pulumi.Output[str]
+    """The resource group holding the cluster (the existing subnet's, or the one gpufleet created)."""
+    subnet_id: pulumi.Output[str]
+    """The nodes' subnet."""
+    nat_public_ip: pulumi.Output[Optional[str]]
+    """The NAT gateway's public IP (egress only), when gpufleet created the network."""
+    network_security_group_id: pulumi.Output[str]
+    """The nodes' network security group."""
+    proximity_placement_group: pulumi.Output[Optional[str]]
+    """The proximity placement group's name, when the nodes use one."""
+    single_placement_group: pulumi.Output[bool]
+    """Whether the scale set is one placement group (one InfiniBand partition)."""
+    infiniband_gbps_per_node: pulumi.Output[int]
+    """InfiniBand bandwidth per node, 0 without InfiniBand."""
+    scale_sets: pulumi.Output[list[str]]
+    """The nodes' scale sets (on demand, then spot)."""
+    list_instances: pulumi.Output[str]
+    """Shell command listing the first scale set's instances."""
+    ssh_user: pulumi.Output[str]
+    """The nodes' admin user."""
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
-        selection, custom_data = validate(name, spec)  # raises SpecError before anything is declared
+    def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
+        selection, custom_data = plan_or_refuse(lambda spec: validate(name, spec), request.spec)
+        inputs = request.inputs(lambda spec: validate(name, spec))
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
-        self.outputs = _build(name, selection, custom_data, self)
-        self.register_outputs(self.outputs)
+        self.publish(self._build(name, selection, custom_data, inputs))
+
+    def _build(self, name: str, selection: Selection, custom_data: str, inputs: ClusterInputs) -> dict:
+        """Declares the children. New resource files (storage, monitoring, inference) hook in here."""
+        spec = selection.spec
+        tag = tagger(pulumi.get_stack(), inputs.tags)
+        child = pulumi.ResourceOptions(parent=self)
+        resource_group = build_resource_group(name, spec, tag, child, inputs.existing_subnet_id)
+        self.security = build_security(name, spec, resource_group, tag, child)
+        self.network = build_network(name, spec, resource_group, self.security.nsg_id, tag, child,
+                                     inputs.existing_subnet_id)
+        self.proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
+        partition = infiniband_partition(spec, selection.instance)
+        self.node_scale_sets = build_scale_sets(
+            name, selection, partition is not None, self.network, self.security,
+            self.proximity_group.id if self.proximity_group else None, custom_data, tag, child, inputs.ssh_public_key)
+        names = [scale_set.name for scale_set in self.node_scale_sets]
+        common = common_outputs(selection)
+        return {
+            **common,
+            "warnings": [*common["warnings"], *azure_warnings(selection, spec.network.existing_subnet_id)],
+            "resource_group": resource_group,
+            "subnet_id": self.network.subnet_id,
+            "nat_public_ip": self.network.nat_ip,
+            "network_security_group_id": self.security.nsg_id,
+            "proximity_placement_group": self.proximity_group.name if self.proximity_group else None,
+            "single_placement_group": partition is not None,
+            "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
+            "scale_sets": names,
+            **access_outputs(resource_group, names, selection.instance.gpus),
+            "prometheus_scrape_config": _scrape_config(spec, resource_group, names, self),
+        }
 
 
 def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
@@ -59,34 +115,6 @@ def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
     except ValueError as err:
         raise SpecError([Problem("node", "(node software options)", str(err))]) from None
     return selection, custom_data
-
-
-def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.ComponentResource) -> dict:
-    spec = selection.spec
-    tag = tagger(pulumi.get_stack(), spec.tags)
-    child = pulumi.ResourceOptions(parent=parent)
-    resource_group = build_resource_group(name, spec, tag, child)
-    security = build_security(name, spec, resource_group, tag, child)
-    node_network = build_network(name, spec, resource_group, security.nsg_id, tag, child)
-    proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
-    partition = infiniband_partition(spec, selection.instance)
-    scale_sets = build_scale_sets(name, selection, partition is not None, node_network, security,
-                                  proximity_group.id if proximity_group else None, custom_data, tag, child)
-    common = common_outputs(selection)
-    return {
-        **common,
-        "warnings": [*common["warnings"], *azure_warnings(selection, spec.network.existing_subnet_id)],
-        "resource_group": resource_group,
-        "subnet_id": node_network.subnet_id,
-        "nat_public_ip": node_network.nat_ip,
-        "network_security_group_id": security.nsg_id,
-        "proximity_placement_group": proximity_group.name if proximity_group else None,
-        "single_placement_group": partition is not None,
-        "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
-        "scale_sets": [scale_set.name for scale_set in scale_sets],
-        **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
-        "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
-    }
 
 
 def _scrape_config(spec: ClusterSpec, resource_group: pulumi.Input[str], scale_sets: list[pulumi.Output[str]],

@@ -12,6 +12,7 @@ Outbound keeps Azure's defaults (egress leaves through the NAT gateway).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -32,6 +33,7 @@ PRIORITY = {"ssh": 100, "cluster": 110, "exporters-vnet": 120, "exporters-monito
 class Security:
     nsg_id: pulumi.Output[str]
     asg_id: pulumi.Output[str]
+    nsg: Optional[network.NetworkSecurityGroup] = None
 
 
 def exporter_ports(spec: ClusterSpec) -> list[str]:
@@ -74,4 +76,4 @@ def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[st
     rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id)]
     nsg = network.NetworkSecurityGroup(f"{name}-nsg", resource_group_name=resource_group, location=spec.region,
                                        security_rules=rules, tags=tag("nsg"), opts=opts)
-    return Security(nsg_id=nsg.id, asg_id=asg.id)
+    return Security(nsg_id=nsg.id, asg_id=asg.id, nsg=nsg)

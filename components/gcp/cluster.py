@@ -5,11 +5,13 @@ registers itself, so bad input declares nothing. Children are parented to the co
 f"{name}-{role}", roles from a fixed list: net, subnet, net-1, subnet-1, gpu-net-{i}, gpu-subnet-{i}, rdma-net,
 rdma-subnet-{i}, router, nat, fw-ssh, fw-internal, fw-exporters, fw-internal-<vpc role>, sa, sa-logging,
 sa-monitoring, health-role, sa-health, pg, template, nodes.
-The project comes from the provider configuration (`gcp:project`) through the `getClientConfig` invoke.
+The project comes from the provider configuration (`gcp:project`) through the `getClientConfig` invoke. Children
+use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's `gcp:*`
+config. The names GCP makes gpufleet choose (service account, custom role, instance prefix) carry
+`naming.cluster_hash`, unique per project, stack and component.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -17,10 +19,14 @@ import pulumi
 import pulumi_gcp as gcp
 
 from gpufleet import cloud_init
+from ..args import GpuClusterArgs
 from ..boot import user_data_for
+from ..component import GpuClusterOutputs
 from ..catalog.selector import Selection, select
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
+from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
+from ..request import cluster_request, plan_or_refuse
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
@@ -36,6 +42,7 @@ from .rules import gcp_problems, gcp_warnings
 from .security import FirewallRule, build_firewalls, firewall_plan
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
+CLOUD = "gcp"
 
 
 @dataclass(frozen=True)
@@ -66,52 +73,72 @@ def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     return ClusterPlan(selection, layout, firewalls, image, user_data, warnings)
 
 
-class GcpGpuCluster(pulumi.ComponentResource):
+class GcpGpuCluster(GpuClusterOutputs):
     """GPU nodes in one zone behind Cloud NAT, compactly placed, with gVNIC / TCPX / TCPXO / RoCE NICs as needed."""
 
-    outputs: dict[str, pulumi.Input]
+    network_id: pulumi.Output[str]
+    """The nodes' primary VPC."""
+    subnet_id: pulumi.Output[str]
+    """The nodes' primary subnet."""
+    gpu_networks: pulumi.Output[list[str]]
+    """The GPU (RDMA / GPUDirect) VPCs, one per extra NIC group."""
+    nics_per_node: pulumi.Output[int]
+    """Network interfaces per node."""
+    firewall_rules: pulumi.Output[list[str]]
+    """The firewall rules' names."""
+    placement_policy: pulumi.Output[Optional[str]]
+    """The placement (compact or workload) policy's name, when the nodes use one."""
+    instance_template_id: pulumi.Output[str]
+    """The nodes' instance template."""
+    service_account: pulumi.Output[str]
+    """The nodes' service account email."""
+    fleet_name: pulumi.Output[str]
+    """The nodes' managed instance group."""
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
-        plan = plan_cluster(name, spec)  # raises SpecError before anything is declared
+    def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
+        plan = plan_or_refuse(lambda spec: plan_cluster(name, spec), request.spec)
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = plan.selection
-        self.outputs = _build(name, plan, self)
-        self.register_outputs(self.outputs)
+        self.publish(self._build(name, plan))
 
-
-def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> dict:
-    selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
-    child = pulumi.ResourceOptions(parent=parent)
-    project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project
-    label, describe = labeler(stack, spec.tags), describer(stack)
-    base_name = base_instance_name(stack, name)
-    networks = build_networks(name, spec, plan.layout, project, describe, child)
-    identity = build_identity(name, stack, project, spec.zone, base_name, describe, child)
-    firewalls = build_firewalls(name, plan.firewalls, networks.vpcs, identity.email, describe, child)
-    placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
-    policy = build_placement_policy(name, selection, placement, describe, child)
-    workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
-    image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=parent)))
-    template = build_template(
-        name, selection, networks, nic_layout(plan.layout), image, identity.email, plan.user_data,
-        policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
-        pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[identity.account])))
-    health_check = build_health_check(name, describe, child)
-    group = build_group(name, selection, template, base_name, describe, child, health_check, workload_policy)
-    common = common_outputs(selection)
-    return {
-        **common,
-        "warnings": plan.warnings,
-        "network_id": networks.vpcs["net"].id,
-        "subnet_id": networks.subnets["subnet"].id,
-        "gpu_networks": [vpc.id for role, vpc in networks.vpcs.items() if role != "net"],
-        "nics_per_node": len(nic_layout(plan.layout)),
-        "firewall_rules": [rule.name for rule in firewalls],
-        "placement_policy": policy.name if policy else None,
-        "instance_template_id": template.id,
-        "service_account": identity.email,
-        "fleet_name": group.name,
-        **access_outputs(spec.zone, group.name, selection.instance.gpus),
-        "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
-            gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
-    }
+    def _build(self, name: str, plan: ClusterPlan) -> dict:
+        """Declares the children. New resource files (storage, monitoring, inference) hook in here."""
+        selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
+        child = pulumi.ResourceOptions(parent=self)
+        project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self)).project
+        label, describe = labeler(stack, spec.tags), describer(stack)
+        unique = cluster_hash(name)
+        base_name = base_instance_name(stack, name, unique)
+        self.networks = build_networks(name, spec, plan.layout, project, describe, child)
+        self.identity = build_identity(name, stack, project, spec.zone, base_name, describe, child, unique)
+        self.firewalls = build_firewalls(name, plan.firewalls, self.networks.vpcs, self.identity.email, describe, child)
+        placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
+        self.placement = build_placement_policy(name, selection, placement, describe, child)
+        policy = self.placement
+        workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
+        image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=self)))
+        self.template = build_template(
+            name, selection, self.networks, nic_layout(plan.layout), image, self.identity.email, plan.user_data,
+            policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])))
+        health_check = build_health_check(name, describe, child)
+        self.group = build_group(name, selection, self.template, base_name, describe, child, health_check,
+                                 workload_policy)
+        common = common_outputs(selection)
+        return {
+            **common,
+            "warnings": plan.warnings,
+            "network_id": self.networks.vpcs["net"].id,
+            "subnet_id": self.networks.subnets["subnet"].id,
+            "gpu_networks": [vpc.id for role, vpc in self.networks.vpcs.items() if role != "net"],
+            "nics_per_node": len(nic_layout(plan.layout)),
+            "firewall_rules": [rule.name for rule in self.firewalls],
+            "placement_policy": policy.name if policy else None,
+            "instance_template_id": self.template.id,
+            "service_account": self.identity.email,
+            "fleet_name": self.group.name,
+            **access_outputs(spec.zone, self.group.name, selection.instance.gpus),
+            "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
+                gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
+        }
