@@ -93,7 +93,8 @@ class ClusterRequest:
             try:
                 check(parse_cluster_spec(raw))
             except SpecError as err:
-                raise ClusterRefused(err.problems) from None
+                # A plain RunError: the SDK rewraps ValueErrors (SpecError is one) raised while serializing inputs.
+                raise pulumi.RunError(str(err)) from None
             return value
         return output.apply(validated)
 
@@ -130,6 +131,7 @@ def _defer(raw: dict, path: str, value: Any, cloud: str, deferred: dict) -> list
     if stand_in is None:
         clouds = sorted(STAND_INS.get(pattern, {}))
         where = f"may come from another resource only on {' and '.join(clouds)}" if clouds else "may not come from another resource"
+        _delete(raw, path)  # one message for it: the spec check does not see the Output
         return [Problem(path, "an unresolved Output", f"expected a plain value: on {cloud} it decides what is declared "
                         f"({path} {where})")]
     deferred[path] = pulumi.Output.from_input(value)
@@ -151,6 +153,15 @@ def _walk(value: Any, path: str = ""):
 
 def _is_unknown(value: Any) -> bool:
     return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
+def _delete(raw: dict, path: str) -> None:
+    *parents, last = path.split(".", 1) if path.startswith("tags.") else path.split(".")
+    target: Any = raw
+    for part in parents:
+        target = target.get(part, {}) if isinstance(target, dict) else {}
+    if isinstance(target, dict):
+        target.pop(last, None)
 
 
 def _set(raw: dict, path: str, value: Any) -> None:
