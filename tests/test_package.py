@@ -1,0 +1,86 @@
+"""The Pulumi component package: the Analyzer's schema is the checked-in one, and a hosted component (built the
+way `component_provider_host` builds it, from camelCase inputs mapped to a plain dict) declares exactly what the
+Python class declares."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+from pulumi.provider.experimental.component import ComponentProvider
+
+from gpufleet import AwsGpuCluster, AzureGpuCluster, GcpGpuCluster
+from gpufleet.plan.mocks import PlanMocks, RecordingMonitor
+from gpufleet.plan.project import find_project
+from gpufleet.plan.runner import run_program
+from gpufleet.plan.stackfile import read_stack_config
+from gpufleet.provider import PACKAGE_NAME, SCHEMA_FILE, components, schema_text
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPONENTS = {"aws": AwsGpuCluster, "azure": AzureGpuCluster, "gcp": GcpGpuCluster}
+
+
+def test_the_checked_in_schema_is_the_one_the_analyzer_infers():
+    assert SCHEMA_FILE.read_text() == schema_text(), (
+        "components/provider/schema.json is stale: regenerate it with `.venv/bin/python -m gpufleet.provider "
+        "--write-schema`")
+
+
+def test_the_schema_offers_every_component_with_typed_inputs_and_outputs():
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert sorted(schema["resources"]) == [f"gpufleet:index:{c.__name__}" for c in components()]
+    aws = schema["resources"]["gpufleet:index:AwsGpuCluster"]
+    assert aws["isComponent"] is True
+    assert set(aws["requiredInputs"]) == {"region", "nodes", "accelerator"}
+    assert aws["inputProperties"]["network"]["$ref"] == "#/types/gpufleet:index:NetworkArgs"
+    assert schema["types"]["gpufleet:index:NetworkArgs"]["properties"]["existingSubnetId"]["type"] == "string"
+    assert aws["properties"]["fleetName"] == {"type": "string", "description": "The nodes' Auto Scaling group."}
+
+
+def test_the_plugin_runs_on_python():
+    plugin = yaml.safe_load((ROOT / "components" / "provider" / "PulumiPlugin.yaml").read_text())
+    assert plugin["runtime"]["name"] == "python"
+
+
+def camel(value):
+    """Inputs as another language sends them: camelCase keys on the schema's objects (`node`/`rollout` are free
+    maps, passed as written)."""
+    if isinstance(value, dict):
+        return {_camel(k) if k not in ("node", "rollout") else k: (camel(v) if k not in ("node", "rollout") else v)
+                for k, v in value.items()}
+    return value
+
+
+def _camel(key: str) -> str:
+    first, *rest = key.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
+def declared(program) -> list[tuple[str, str, str, dict]]:
+    monitor = RecordingMonitor(PlanMocks())
+    run_program("test", {}, program=program, monitor=monitor, project=replace(find_project(), name="gpufleet"))
+    return [(r.type, r.name, r.parent.split("::")[-1], r.inputs) for r in monitor.declared_resources()]
+
+
+@pytest.mark.parametrize("cloud,stack", [("aws", "aws-train"), ("azure", "azure-train"), ("gcp", "gcp-train")])
+def test_a_hosted_component_declares_what_the_python_class_declares(cloud, stack):
+    args = {k: v for k, v in read_stack_config(stack)["gpufleet:cluster"].items() if k != "cloud"}
+    if isinstance(args.get("market"), str):
+        args["market"] = {"type": args["market"]}  # the schema's MarketArgs object: the YAML shorthand is Python-only
+    component = COMPONENTS[cloud]
+    provider = ComponentProvider(components(), PACKAGE_NAME, "0.0.0")
+    hosted = declared(lambda: provider.construct("gpufleet", f"gpufleet:index:{component.__name__}", camel(args)))
+    direct = declared(lambda: component("gpufleet", args))
+    assert len(direct) > 5 and hosted == direct
+
+
+def test_a_hosted_component_refuses_bad_input_by_field():
+    provider = ComponentProvider(components(), PACKAGE_NAME, "0.0.0")
+    args = {k: v for k, v in read_stack_config("aws-dev")["gpufleet:cluster"].items() if k != "cloud"}
+    with pytest.raises(Exception) as caught:
+        declared(lambda: provider.construct("gpufleet", "gpufleet:index:AwsGpuCluster", camel({**args, "nodes": 0})))
+    assert "`nodes`: got 0; input should be greater than or equal to 1" in str(caught.value)
