@@ -51,8 +51,8 @@ def declare(program, stack: str = "test", project: str | None = None) -> tuple[R
     return monitor, mocks
 
 
-@pytest.mark.parametrize("cloud,stack", [("aws", "aws-train"), ("azure", "azure-train"), ("gcp", "gcp-train")])
-@pytest.mark.parametrize("how", ["provider", "providers"])
+@pytest.mark.parametrize("cloud,stack,how", [("aws", "aws-train", "provider"), ("aws", "aws-dev", "providers"),
+                                              ("azure", "azure-dev", "providers"), ("gcp", "gcp-dev", "provider")])
 def test_a_callers_provider_reaches_every_child_and_invoke(cloud, stack, how):
     def program():
         provider = PROVIDERS[cloud]()
@@ -70,7 +70,7 @@ def test_a_callers_provider_reaches_every_child_and_invoke(cloud, stack, how):
     assert mocks.invokes and [t for t, p in mocks.invokes if not p.startswith(providers[0].urn)] == []
 
 
-@pytest.mark.parametrize("cloud,stack", [("aws", "aws-train"), ("azure", "azure-train"), ("gcp", "gcp-train")])
+@pytest.mark.parametrize("cloud,stack", [("aws", "aws-train"), ("azure", "azure-dev"), ("gcp", "gcp-dev")])
 def test_without_a_provider_nothing_declares_one_and_aws_names_the_region_per_resource(cloud, stack):
     monitor, _ = declare(lambda: COMPONENTS[cloud]("gpufleet", stack_args(stack)))
     resources = monitor.declared_resources()
@@ -160,7 +160,7 @@ def test_aws_health_conditions_differ_between_projects():
     assert condition("team-a") != condition("team-b")
 
 
-@pytest.mark.parametrize("cloud,stack", [("aws", "aws-train"), ("azure", "azure-train"), ("gcp", "gcp-train")])
+@pytest.mark.parametrize("cloud,stack", [("aws", "aws-dev"), ("azure", "azure-dev"), ("gcp", "gcp-dev")])
 def test_growing_the_cluster_changes_only_the_fleet_size(cloud, stack):
     def declared(nodes):
         monitor, _ = declare(lambda: COMPONENTS[cloud]("gpufleet", {**stack_args(stack), "nodes": nodes}))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import pulumi
-from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -41,6 +41,7 @@ def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[
     monitor = monitor or RecordingMonitor(PlanMocks())
     mocks = monitor.mocks
     pulumi.runtime.set_all_config({key: _config_text(value) for key, value in config.items()})
+    ROOT.set(None)  # a fresh root stack: exports of an earlier (possibly failed) run must not leak into this one
     pulumi.runtime.set_mocks(mocks, project=project.name, stack=stack, preview=False, monitor=monitor)
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
