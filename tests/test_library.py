@@ -169,3 +169,24 @@ def test_growing_the_cluster_changes_only_the_fleet_size(cloud, stack):
     assert small.keys() == large.keys()
     changed = {urn.split("::")[-1] for urn in small if small[urn] != large[urn]}
     assert changed and changed <= {"gpufleet", "gpufleet-nodes", "gpufleet-spot-nodes"}, changed
+
+
+def test_azure_takes_the_subnet_key_and_tags_from_other_resources():
+    subnet = ("/subscriptions/0000/resourceGroups/platform-net/providers/Microsoft.Network/virtualNetworks/hub/"
+              "subnets/gpu")
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlatformKey"
+    monitor, _ = declare(lambda: AzureGpuCluster("gpufleet", {
+        **stack_args("azure-dev"), "network": {"existing_subnet_id": pulumi.Output.from_input(subnet)},
+        "access": {"ssh_public_key": pulumi.Output.secret(key)}, "tags": {"team": pulumi.Output.from_input("ml")}}))
+    resources = monitor.declared_resources()
+    assert [r.name for r in resources if r.type in ("azure-native:resources:ResourceGroup",
+                                                    "azure-native:network:VirtualNetwork")] == []
+    scale_set = [r for r in resources if r.type == "azure-native:compute:VirtualMachineScaleSet"][0].inputs
+    assert scale_set["resourceGroupName"] == "platform-net" and scale_set["tags"]["team"] == "ml"
+    profile = scale_set["virtualMachineProfile"]
+    profile = profile.get("value", profile)  # the secret key keeps the whole profile secret (a signed wrapper)
+    nic = profile["networkProfile"]["networkInterfaceConfigurations"][0]
+    assert nic["ipConfigurations"][0]["subnet"]["id"] == subnet
+    assert key in json.dumps(profile["osProfile"])
+    stand_ins = {value for by_cloud in STAND_INS.values() for value in by_cloud.values()}
+    assert [s for s in stand_ins if s in json.dumps([r.inputs for r in resources])] == []
