@@ -100,7 +100,11 @@ class ClusterRequest:
 
 
 def cluster_request(args: Mapping[str, Any], cloud: str) -> ClusterRequest:
-    """Parses `args` for `cloud`; raises `ClusterRefused` with every problem found in the known values."""
+    """Parses `args` for `cloud`; raises `ClusterRefused` with every problem found in the known values.
+
+    A parsed `ClusterSpec` is accepted too (its `cloud` must be the component's), as the components took before."""
+    if isinstance(args, ClusterSpec):
+        args = args.model_dump(mode="json", exclude_none=True)
     if not isinstance(args, Mapping):
         raise ClusterRefused([Problem("args", args, "expected a GpuClusterArgs mapping (region, nodes, accelerator, ...)")])
     problems: list[Problem] = []

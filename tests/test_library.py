@@ -190,3 +190,11 @@ def test_azure_takes_the_subnet_key_and_tags_from_other_resources():
     assert key in json.dumps(profile["osProfile"])
     stand_ins = {value for by_cloud in STAND_INS.values() for value in by_cloud.values()}
     assert [s for s in stand_ins if s in json.dumps([r.inputs for r in resources])] == []
+
+
+def test_a_parsed_spec_is_still_accepted():
+    from gpufleet import parse_cluster_spec
+    spec = parse_cluster_spec(read_stack_config("aws-dev")["gpufleet:cluster"])
+    from_spec, _ = declare(lambda: AwsGpuCluster("gpufleet", spec))
+    from_args, _ = declare(lambda: AwsGpuCluster("gpufleet", stack_args("aws-dev")))
+    assert [r.inputs for r in from_spec.declared_resources()] == [r.inputs for r in from_args.declared_resources()]

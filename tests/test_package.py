@@ -5,6 +5,7 @@ Python class declares."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -118,3 +119,20 @@ def _unknown_keys(value: dict, properties: dict, schema: dict, path: str = "") -
             nested = schema["types"][ref[len("#/types/"):]]["properties"]
             unknown += _unknown_keys(item, nested, schema, f"{path}{key}.")
     return unknown
+
+
+def test_the_typescript_example_names_only_schema_properties():
+    """No TypeScript SDK can be generated here (that needs the Pulumi CLI), so the example's argument and output
+    names are checked against the schema the SDK would be generated from."""
+    source = (ROOT / "examples" / "typescript" / "index.ts").read_text()
+    schema = json.loads(SCHEMA_FILE.read_text())
+    cluster = schema["resources"]["gpufleet:index:AwsGpuCluster"]
+    call = re.search(r"new gpufleet\.AwsGpuCluster\(\"\w+\", \{\n(.*?)\n\}, ", source, re.S).group(1)
+    top = re.findall(r"^    (\w+):", call, re.M)
+    assert top and set(top) <= set(cluster["inputProperties"]), top
+    for name, body in re.findall(r"^    (\w+): \{ (.*?) \}", call, re.M):
+        ref = cluster["inputProperties"][name].get("$ref", "")
+        if ref.startswith("#/types/"):
+            nested = schema["types"][ref[len("#/types/"):]]["properties"]
+            assert set(re.findall(r"(\w+): ", body)) <= set(nested), (name, body)
+    assert set(re.findall(r"cluster\.(\w+)", source)) <= set(cluster["properties"])
