@@ -9,7 +9,6 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-import pulumi
 import pytest
 import yaml
 from pulumi.provider.experimental.component import ComponentProvider

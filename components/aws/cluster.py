@@ -11,6 +11,7 @@ region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own
 
 # No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
 from dataclasses import dataclass
+from functools import partial
 from typing import Optional
 
 import pulumi
@@ -77,8 +78,9 @@ class AwsGpuCluster(GpuClusterOutputs):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
-        plan = plan_or_refuse(lambda spec: plan_aws(name, spec), request.spec)
-        inputs = request.inputs(lambda spec: plan_aws(name, spec))
+        pipeline = partial(plan_aws, name)  # the one checking pipeline: selection, rules, user data
+        plan = plan_or_refuse(pipeline, request.spec)
+        inputs = request.inputs(pipeline)  # Outputs go through the same pipeline once known
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = plan.selection
         self.publish(self._build(name, plan, inputs))

@@ -8,6 +8,7 @@ caller's provider (`opts.provider` / `opts.providers`) or the default one, which
 """
 
 # No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
+from functools import partial
 from typing import Optional
 
 import pulumi
@@ -61,8 +62,9 @@ class AzureGpuCluster(GpuClusterOutputs):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
-        selection, custom_data = plan_or_refuse(lambda spec: validate(name, spec), request.spec)
-        inputs = request.inputs(lambda spec: validate(name, spec))
+        pipeline = partial(validate, name)  # the one checking pipeline: selection, rules, user data
+        selection, custom_data = plan_or_refuse(pipeline, request.spec)
+        inputs = request.inputs(pipeline)  # Outputs go through the same pipeline once known
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
         self.publish(self._build(name, selection, custom_data, inputs))

@@ -13,6 +13,7 @@ config. The names GCP makes gpufleet choose (service account, custom role, insta
 
 # No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Optional
 
 import pulumi
@@ -97,7 +98,8 @@ class GcpGpuCluster(GpuClusterOutputs):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
-        plan = plan_or_refuse(lambda spec: plan_cluster(name, spec), request.spec)
+        pipeline = partial(plan_cluster, name)  # the one checking pipeline: selection, rules, user data
+        plan = plan_or_refuse(pipeline, request.spec)
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = plan.selection
         self.publish(self._build(name, plan))
