@@ -198,3 +198,14 @@ def test_a_parsed_spec_is_still_accepted():
     from_spec, _ = declare(lambda: AwsGpuCluster("gpufleet", spec))
     from_args, _ = declare(lambda: AwsGpuCluster("gpufleet", stack_args("aws-dev")))
     assert [r.inputs for r in from_spec.declared_resources()] == [r.inputs for r in from_args.declared_resources()]
+
+
+def test_a_subnet_still_unknown_in_a_preview_declares_the_cluster_without_failing():
+    def program():
+        pending = aws.ec2.Vpc("platform", cidr_block="10.1.0.0/16").default_route_table_id  # unknown in a preview
+        AwsGpuCluster("gpufleet", {**stack_args("aws-dev"), "network": {"existing_subnet_id": pending}})
+
+    monitor = RecordingMonitor(PlanMocks())
+    run_program("test", {}, program=program, monitor=monitor, preview=True)
+    names = {r.name for r in monitor.declared_resources()}
+    assert {"gpufleet-nodes", "gpufleet-lt", "gpufleet-sg"} <= names and "gpufleet-vpc" not in names

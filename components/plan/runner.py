@@ -30,19 +30,21 @@ class PlanResult:
 
 
 def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[], None]] = None,
-                monitor: Optional[RecordingMonitor] = None, project: Optional[PulumiProject] = None) -> PlanResult:
+                monitor: Optional[RecordingMonitor] = None, project: Optional[PulumiProject] = None,
+                preview: bool = False) -> PlanResult:
     """Declares the stack's resources against a fresh mock runtime and returns them with the resolved exports.
 
     `config` maps full keys (`gpufleet:cluster`, `aws:region`) to values; objects are passed as JSON, as the CLI does.
     Raises `pulumi.RunError` with the spec's message when the config is invalid; pass your own `monitor` to see
     what was declared before a failure (nothing, for spec errors). `project`: default, the current directory's.
+    `preview`: unknown values stay unknown, as in `pulumi preview` (for tests of components with pending Inputs).
     """
     project = project or find_project()
     monitor = monitor or RecordingMonitor(PlanMocks())
     mocks = monitor.mocks
     pulumi.runtime.set_all_config({key: _config_text(value) for key, value in config.items()})
     ROOT.set(None)  # a fresh root stack: exports of an earlier (possibly failed) run must not leak into this one
-    pulumi.runtime.set_mocks(mocks, project=project.name, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project=project.name, stack=stack, preview=preview, monitor=monitor)
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
     run = program or (lambda: runpy.run_path(str(project.program), run_name="__main__"))
