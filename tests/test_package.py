@@ -135,3 +135,38 @@ def test_the_typescript_example_names_only_schema_properties():
             nested = schema["types"][ref[len("#/types/"):]]["properties"]
             assert set(re.findall(r"(\w+): ", body)) <= set(nested), (name, body)
     assert set(re.findall(r"cluster\.(\w+)", source)) <= set(cluster["properties"])
+
+
+def test_the_args_cover_every_spec_field():
+    """`GpuClusterArgs` mirrors the spec, so every language can set every field: a new spec field or section needs
+    its entry in components/args.py (and a regenerated schema)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from gpufleet.args import GpuClusterArgs
+    from gpufleet.spec import ClusterSpec
+
+    def missing(model: type[BaseModel], args: type, path: str = "") -> list[str]:
+        hints = {key: _required(value) for cls in reversed(args.__mro__)
+                 for key, value in vars(cls).get("__annotations__", {}).items()}
+        gaps = []
+        for name, field in model.model_fields.items():
+            if name == "cloud" and not path:
+                continue
+            if name not in hints:
+                gaps.append(f"{path}{name}")
+                continue
+            annotation, nested = field.annotation, hints[name]
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel) and typing.is_typeddict(nested):
+                gaps += missing(annotation, nested, f"{path}{name}.")
+        return gaps
+
+    assert missing(ClusterSpec, GpuClusterArgs) == []
+
+
+def _required(annotation):
+    """`NotRequired[X]` -> X."""
+    import typing
+    return typing.get_args(annotation)[0] if getattr(annotation, "__origin__", None) is not None and \
+        "NotRequired" in repr(annotation) else annotation
