@@ -5,7 +5,8 @@ from __future__ import annotations
 import pulumi
 
 from .cluster import build_cluster
-from .spec import SpecError, parse_cluster_spec
+from .component import exported_outputs
+from .spec import SpecError
 
 CONFIG_NAMESPACE = "gpufleet"
 CONFIG_KEY = "cluster"
@@ -18,9 +19,8 @@ def declare_stack() -> None:
     if raw is None:
         raise pulumi.RunError(f"`{CONFIG_NAMESPACE}:{CONFIG_KEY}` is not set; see stacks/ for examples")
     try:
-        spec = parse_cluster_spec(raw)
-        cluster = build_cluster(COMPONENT_NAME, spec)
+        cluster = build_cluster(COMPONENT_NAME, raw)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
-    for key, value in cluster.outputs.items():
+    for key, value in exported_outputs(cluster).items():
         pulumi.export(key, value)

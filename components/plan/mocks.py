@@ -48,6 +48,8 @@ class DeclaredResource:
     parent: str
     inputs: dict
     custom: bool
+    provider: str = ""
+    """The provider reference (`<provider urn>::<id>`) the resource was registered with; empty for the default."""
 
 
 class RecordingMonitor(MockMonitor):
@@ -65,7 +67,7 @@ class RecordingMonitor(MockMonitor):
                 inputs = rpc.deserialize_properties(request.object)
                 self.declared[response.urn] = DeclaredResource(
                     urn=response.urn, type=request.type, name=request.name, parent=request.parent,
-                    inputs=_plain(inputs), custom=bool(request.custom))
+                    inputs=_plain(inputs), custom=bool(request.custom), provider=request.provider)
         return response
 
     def declared_resources(self) -> list[DeclaredResource]:

@@ -1,29 +1,33 @@
-"""Reads stacks/Pulumi.<stack>.yaml and applies `--set path=value` overrides inside `gpufleet:cluster`."""
+"""Reads the project's Pulumi.<stack>.yaml (in its `stackConfigDir`) and applies `--set path=value` overrides
+inside `gpufleet:cluster`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 
 from ..spec.errors import Problem, SpecError
-from .runner import PROJECT_DIR
+from .project import find_project
 
-STACKS_DIR = PROJECT_DIR / "stacks"
 CLUSTER_KEY = "gpufleet:cluster"
 
 
-def stack_names(stacks_dir: Path = STACKS_DIR) -> list[str]:
+def stack_names(stacks_dir: Optional[Path] = None) -> list[str]:
+    stacks_dir = stacks_dir or find_project().stacks_dir
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
 
 
-def read_stack_config(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]:
-    """The stack file's `config:` mapping, values as written (the cluster spec stays a mapping)."""
+def read_stack_config(stack: str, stacks_dir: Optional[Path] = None) -> dict[str, Any]:
+    """The stack file's `config:` mapping, values as written (the cluster spec stays a mapping).
+
+    `stacks_dir`: default, the `stackConfigDir` of the Pulumi project around the current directory."""
+    stacks_dir = stacks_dir or find_project().stacks_dir
     path = stacks_dir / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise SpecError([Problem("stack", stack, f"expected one of {', '.join(stack_names(stacks_dir)) or 'none'} "
-                                 f"(no {path.relative_to(PROJECT_DIR)})")], root="gpufleet plan")
+                                 f"(no {path})")], root="gpufleet plan")
     document = yaml.safe_load(path.read_text()) or {}
     config = document.get("config") or {}
     return {key: (value["value"] if isinstance(value, dict) and set(value) == {"value"} else value)
