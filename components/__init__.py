@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .args import GpuClusterArgs
 from .spec import ClusterSpec, SpecError, parse_cluster_spec
 
 if TYPE_CHECKING:
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 
 _LAZY = {"AwsGpuCluster": ".aws", "AzureGpuCluster": ".azure", "GcpGpuCluster": ".gcp"}
 
-__all__ = ["AwsGpuCluster", "AzureGpuCluster", "ClusterSpec", "GcpGpuCluster", "SpecError", "parse_cluster_spec"]
+__all__ = ["AwsGpuCluster", "AzureGpuCluster", "ClusterSpec", "GcpGpuCluster", "GpuClusterArgs", "SpecError",
+           "parse_cluster_spec"]
 
 
 def __getattr__(name: str) -> Any:

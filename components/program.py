@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 
 from .cluster import build_cluster
+from .component import exported_outputs
+from .monitoring.secrets import read_secrets
 from .pipeline import check_cluster_input
 from .spec import SpecError
 
@@ -19,9 +21,9 @@ def declare_stack() -> None:
     if raw is None:
         raise pulumi.RunError(f"`{CONFIG_NAMESPACE}:{CONFIG_KEY}` is not set; see stacks/ for examples")
     try:
-        spec = check_cluster_input(raw)  # every stage's problems at once
-        cluster = build_cluster(COMPONENT_NAME, spec)
+        read_secrets(check_cluster_input(raw))  # every stage's problems at once, and unset secrets, before declaring
+        cluster = build_cluster(COMPONENT_NAME, raw)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
-    for key, value in cluster.outputs.items():  # type: ignore[attr-defined]  # every cloud component sets it
+    for key, value in exported_outputs(cluster).items():
         pulumi.export(key, value)

@@ -1,28 +1,40 @@
 """`gpufleet:index:AwsGpuCluster`: a multi-node GPU training cluster on AWS with EFA.
 
-The component validates the spec against the catalog before it registers itself, so bad input declares
-nothing. Children are named f"{name}-{role}" (roles: provider, vpc, igw, subnet, nat-subnet, nat-ip, nat, routes,
-nat-routes, sg, sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, profile, key, fs-sg, fs-sg-*,
-fsx, fsx-s3, efs, efs-mount, lt, nodes) and parented to the component.
+The component checks its args against the catalog and AWS's rules before it registers itself, so bad input
+declares nothing (values that come from other resources are checked again once known, see `gpufleet.request`).
+Children are named f"{name}-{role}" (roles: vpc, igw, subnet, nat-subnet, nat-ip, nat, routes, nat-routes, sg,
+sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, profile, key, fs-sg, fs-sg-*, fsx, fsx-s3,
+efs, efs-mount, lt, nodes, and the serving and monitoring server children) and parented to the component.
+They use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's
+`aws:*` config (profile, assumeRoles, allowedAccountIds, defaultTags); each regional resource names the spec's
+region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own is needed.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
+from dataclasses import dataclass
+from functools import partial
+from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet import cloud_init
-
+from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
+from ..component import GpuClusterOutputs
 from ..monitoring.scrape import aws_jobs, scrape_config_text
+from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
+from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..pipeline import plan_cluster
+from ..spec import ClusterSpec
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
+from ..monitoring.secrets import MonitoringPlan
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
 from .outputs import access_outputs
@@ -34,64 +46,115 @@ from .storage import build_shared_storage
 from .tagging import Tagger, tagger
 
 TYPE_TOKEN = "gpufleet:index:AwsGpuCluster"
+CLOUD = "aws"
 
 
-class AwsGpuCluster(pulumi.ComponentResource):
+@dataclass(frozen=True)
+class AwsPlan:
+    """Everything decided before any resource is declared."""
+
+    selection: Selection
+    user_data: str
+    """The rendered user data, before encoding (a shared filesystem's address is put in once known)."""
+    monitoring: MonitoringPlan
+
+
+def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
+    """The one checking pipeline (`gpufleet.pipeline.plan_cluster`: selection, AWS rules, user data size) plus the
+    monitoring secrets; raises `SpecError` with every problem."""
+    selection = plan_cluster(spec, name=name)
+    return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection))
+
+
+class AwsGpuCluster(GpuClusterOutputs):
     """GPU nodes in one AZ behind a NAT, in a cluster placement group, with EFA on every EFA-capable card."""
 
-    outputs: dict[str, pulumi.Input]
+    vpc_id: pulumi.Output[str]
+    """The nodes' VPC (the existing subnet's, or the one gpufleet created)."""
+    subnet_id: pulumi.Output[str]
+    """The nodes' private subnet."""
+    security_group_id: pulumi.Output[str]
+    """The nodes' security group."""
+    placement_group: pulumi.Output[Optional[str]]
+    """The cluster placement group's name, when the nodes use one."""
+    launch_template_id: pulumi.Output[str]
+    """The nodes' launch template."""
+    fleet_name: pulumi.Output[str]
+    """The nodes' Auto Scaling group."""
+    node_role_arn: pulumi.Output[str]
+    """The nodes' IAM role (attach more policies with `access.iam_policy_arns`)."""
+    node_instance_profile_arn: pulumi.Output[str]
+    """The nodes' instance profile."""
+    node_extra_policy_arns: pulumi.Output[list[str]]
+    """The managed policies attached to the node role beyond gpufleet's own (`access:`)."""
+    shared_filesystem_id: pulumi.Output[Optional[str]]
+    """The shared filesystem's id (FSx for Lustre or EFS), when `storage.shared` is set."""
+    shared_filesystem_source: pulumi.Output[Optional[str]]
+    """What the nodes mount (`dns@tcp:/mount` or `dns:/`), when `storage.shared` is set."""
+    monitoring_server_id: pulumi.Output[Optional[str]]
+    """The monitoring server's instance id (with `monitoring.server`)."""
+    monitoring_server_ip: pulumi.Output[Optional[str]]
+    """The monitoring server's private IP (with `monitoring.server`)."""
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
-        selection = plan_cluster(spec, name=name)  # raises SpecError before anything is declared
-        user_data = selection.cloud_config  # encoded in _build, once a shared filesystem's address is known
+    def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
+        pipeline = partial(plan_aws, name)  # the one checking pipeline: selection, rules, user data, secrets
+        plan = plan_or_refuse(pipeline, request.spec)
+        inputs = request.inputs(pipeline)  # Outputs go through the same pipeline once known
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.selection = selection
-        self.outputs = _build(name, selection, user_data, self)
-        self.node_role = self.outputs["node_role"]
-        self.register_outputs(self.outputs)
+        self.selection = plan.selection
+        self.publish(self._build(name, plan, inputs))
+
+    def _build(self, name: str, plan: AwsPlan, inputs: ClusterInputs) -> dict:
+        """Declares the children: network, security, identity and permissions, storage, nodes, serving, monitoring."""
+        selection = plan.selection
+        spec = selection.spec
+        tag = tagger(pulumi.get_stack(), name, inputs.tags, cluster_hash(name))
+        child = pulumi.ResourceOptions(parent=self)
+        self.network = build_network(name, spec, inputs.existing_subnet_id, tag, child)
+        network = self.network
+        self.security_group = build_security_group(name, spec, network.vpc_id, tag, child)
+        self.placement = build_placement_group(name, selection, tag, child)
+        self.identity = build_instance_profile(name, cluster_hash(name), tag, child)
+        extra_policies = grant_node_permissions(name, spec, self.identity.role.name, child, inputs.iam_policy_arns)
+        self.shared_storage = build_shared_storage(name, spec, network.vpc_id, network.subnet_id,
+                                                   self.security_group.id, network.vpc_cidr, tag, child)
+        shared = self.shared_storage
+        user_data = user_data_with_source(plan.user_data, shared.source if shared else None,
+                                          lambda text: cloud_init.encode_user_data(text, "aws"))
+        key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
+        self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,
+                                                     user_data, key_name, tag, child, inputs.image_id)
+        self.fleet = build_fleet(name, selection, self.launch_template, network.subnet_id, self.placement, tag,
+                                 child)
+        self.serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id,
+                                     network.public_subnet_id, self.security_group, self.identity.role.name, self.fleet,
+                                     tag, child) if spec.inference else None
+        return {
+            **common_outputs(selection),
+            "vpc_id": network.vpc_id,
+            "subnet_id": network.subnet_id,
+            "security_group_id": self.security_group.id,
+            "placement_group": self.placement.name if self.placement else None,
+            "launch_template_id": self.launch_template.id,
+            "fleet_name": self.fleet.name,
+            "node_role_arn": self.identity.role.arn,
+            "node_instance_profile_arn": self.identity.profile.arn,
+            "node_extra_policy_arns": extra_policies,
+            "shared_filesystem_id": shared.id if shared else None,
+            "shared_filesystem_source": shared.source if shared else None,
+            **access_outputs(spec.region, self.fleet.name, selection.instance.gpus),
+            "prometheus_scrape_config": scrape_config_text(
+                aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
+            **(serving_outputs(selection, self.serving.load_balancer.dns_name) if self.serving else {}),
+            **build_monitoring_server(name, selection, plan.monitoring, network.vpc_id, network.subnet_id,
+                                      self.security_group.id, tag, child),
+        }
 
 
-def _build(name: str, selection: Selection, user_data: str, parent: pulumi.ComponentResource) -> dict:
-    spec = selection.spec
-    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
-    tag = tagger(pulumi.get_stack(), name, spec.tags)
-    provider = aws.Provider(f"{name}-provider", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
-    child = pulumi.ResourceOptions(parent=parent, provider=provider)
-    network = build_network(name, spec, tag, child)
-    group = build_security_group(name, spec, network.vpc_id, tag, child)
-    placement = build_placement_group(name, selection, tag, child)
-    profile = build_instance_profile(name, pulumi.get_stack(), tag, child)
-    extra_policies = grant_node_permissions(name, spec, profile.role, child)
-    shared = build_shared_storage(name, spec, network.vpc_id, network.subnet_id, group.id, network.vpc_cidr,
-                                  tag, child)
-    user_data = user_data_with_source(user_data, shared.source if shared else None,
-                                      lambda text: cloud_init.encode_user_data(text, "aws"))
-    key_name = _key_pair(name, spec, tag, child)
-    template = build_launch_template(name, selection, group.id, profile, user_data, key_name, tag, child)
-    fleet = build_fleet(name, selection, template, network.subnet_id, placement, tag, child)
-    serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id, network.public_subnet_id,
-                            group, profile.role, fleet, tag, child) if spec.inference else None
-    return {
-        **common_outputs(selection),
-        "vpc_id": network.vpc_id,
-        "subnet_id": network.subnet_id,
-        "security_group_id": group.id,
-        "placement_group": placement.name if placement else None,
-        "launch_template_id": template.id,
-        "fleet_name": fleet.name,
-        "node_role": profile.role,
-        "node_instance_profile_arn": profile.arn,
-        "node_extra_policy_arns": extra_policies,
-        "shared_filesystem_id": shared.id if shared else None,
-        "shared_filesystem_source": shared.source if shared else None,
-        **access_outputs(spec.region, fleet.name, selection.instance.gpus),
-        "prometheus_scrape_config": scrape_config_text(aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
-        **(serving_outputs(selection, serving.load_balancer.dns_name) if serving else {}),
-        **build_monitoring_server(name, selection, monitoring, network.vpc_id, network.subnet_id, group.id, tag, child),
-    }
-
-
-def _key_pair(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> pulumi.Output[str] | None:
-    if spec.access.ssh_public_key is None:
+def _key_pair(name: str, spec: ClusterSpec, public_key: Optional[pulumi.Input[str]], tag: Tagger,
+              opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+    if public_key is None:
         return None
-    return aws.ec2.KeyPair(f"{name}-key", public_key=spec.access.ssh_public_key, tags=tag("key"), opts=opts).key_name
+    return aws.ec2.KeyPair(f"{name}-key", public_key=public_key, tags=tag("key"), region=spec.region,
+                           opts=opts).key_name

@@ -53,13 +53,14 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
         mixed_instances_policy=_mixed_policy(selection, launch_template, template_version) if uses_spot else None,
         tags=[aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=True)
               for key, value in tag("node").items()],
+        region=spec.region,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=ignore_changes or None)),
     )
     for action in sizing.schedule:
         aws.autoscaling.Schedule(
             f"{name}-{action.role}", autoscaling_group_name=group.name, scheduled_action_name=f"gpufleet-{action.role}",
             start_time=action.start_time, min_size=action.size, max_size=spec.nodes, desired_capacity=action.size,
-            opts=opts)
+            region=spec.region, opts=opts)
     return group
 
 

@@ -2,7 +2,9 @@
 
 `AmazonSSMManagedInstanceCore` lets operators connect without SSH or public IPs. The node health check may call
 `autoscaling:SetInstanceHealth`, and the watcher may complete (or extend) the drain lifecycle action, all limited to
-groups tagged with this stack.
+groups tagged with this cluster's `gpufleet-cluster` hash (unique per project, stack and component: a stack named
+`dev` can never act on `dev-b`'s groups, nor another project's `dev`).
+More managed policies (`access.iam_policy_arns`) are attached by `gpufleet.aws.permissions`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from .tagging import Tagger
+from dataclasses import dataclass
+
+from .tagging import CLUSTER_TAG, Tagger
 
 SSM_POLICY_ARN = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 EC2_TRUST = {
@@ -26,23 +30,30 @@ GROUP_ACTIONS = ("autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifec
                  "autoscaling:SetInstanceHealth")
 
 
-def health_report_policy(stack: str) -> dict:
-    """Allows the node's group actions only on Auto Scaling groups that carry this stack's provenance tag."""
+@dataclass(frozen=True)
+class NodeIdentity:
+    role: aws.iam.Role
+    profile: aws.iam.InstanceProfile
+
+
+def health_report_policy(cluster_id: str) -> dict:
+    """Allows the node's group actions only on Auto Scaling groups that carry this cluster's hash tag."""
     return {
         "Version": "2012-10-17",
         "Statement": [{
             "Effect": "Allow",
             "Action": list(GROUP_ACTIONS),
             "Resource": "*",
-            "Condition": {"StringEquals": {"autoscaling:ResourceTag/gpufleet-stack": stack}},
+            "Condition": {"StringEquals": {f"autoscaling:ResourceTag/{CLUSTER_TAG}": cluster_id}},
         }],
     }
 
 
-def build_instance_profile(name: str, stack: str, tag: Tagger, opts: pulumi.ResourceOptions) -> aws.iam.InstanceProfile:
+def build_instance_profile(name: str, cluster_id: str, tag: Tagger, opts: pulumi.ResourceOptions) -> NodeIdentity:
     role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(EC2_TRUST, sort_keys=True), tags=tag("role"),
                         description="gpufleet GPU node: SSM access, own health reporting and drain hook", opts=opts)
     aws.iam.RolePolicyAttachment(f"{name}-role-ssm", role=role.name, policy_arn=SSM_POLICY_ARN, opts=opts)
     aws.iam.RolePolicy(f"{name}-role-health", role=role.id, opts=opts,
-                       policy=json.dumps(health_report_policy(stack), sort_keys=True))
-    return aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tag("profile"), opts=opts)
+                       policy=json.dumps(health_report_policy(cluster_id), sort_keys=True))
+    profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tag("profile"), opts=opts)
+    return NodeIdentity(role=role, profile=profile)

@@ -28,10 +28,12 @@ def image_parameter(spec: ClusterSpec) -> str:
     return SSM_IMAGE_PARAMETERS[spec.image.kind]
 
 
-def image_id(spec: ClusterSpec, opts: pulumi.InvokeOptions | None = None) -> pulumi.Input[str]:
-    """The pinned AMI id, the AMI the image kind's public parameter names now, or `resolve:ssm:` when tracking."""
-    if spec.image.id is not None:
-        return spec.image.id
+def image_id(spec: ClusterSpec, opts: pulumi.InvokeOptions | None = None,
+             pinned: pulumi.Input[str] | None = None) -> pulumi.Input[str]:
+    """The pinned AMI id (`pinned`: `image.id` as given, possibly another resource's output), the AMI the image
+    kind's public parameter names now, or `resolve:ssm:` when tracking."""
+    if pinned is not None:
+        return pinned
     if spec.image.track == "latest":
         return f"resolve:ssm:{image_parameter(spec)}"
     return aws.ssm.get_parameter_output(name=image_parameter(spec), region=spec.region, opts=opts).value

@@ -21,12 +21,13 @@ TAGGED_AT_LAUNCH = ("instance", "volume", "network-interface")
 def build_launch_template(name: str, selection: Selection, security_group_id: pulumi.Input[str],
                           profile: aws.iam.InstanceProfile, user_data_base64: pulumi.Input[str],
                           key_name: pulumi.Input[str] | None, tag: Tagger,
-                          opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+                          opts: pulumi.ResourceOptions, pinned_image: pulumi.Input[str] | None = None,
+                          ) -> aws.ec2.LaunchTemplate:
     spec = selection.spec
     return aws.ec2.LaunchTemplate(
         f"{name}-lt",
         description=f"gpufleet {selection.instance.name} node",
-        image_id=image_id(spec, pulumi.InvokeOptions(parent=opts.parent)),
+        image_id=image_id(spec, pulumi.InvokeOptions(parent=opts.parent), pinned_image),
         instance_type=selection.instance.name,
         key_name=key_name,
         user_data=user_data_base64,
@@ -47,6 +48,7 @@ def build_launch_template(name: str, selection: Selection, security_group_id: pu
         tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tag("node"))
                             for kind in TAGGED_AT_LAUNCH],
         tags=tag("lt"),
+        region=spec.region,
         opts=opts,
     )
 

@@ -72,21 +72,21 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
         return outputs
     spec, stack = selection.spec, pulumi.get_stack()
     role = f"{name}-monitoring"
-    group = aws.ec2.SecurityGroup(f"{role}-sg", vpc_id=vpc_id, tags=tag("monitoring-sg"), opts=opts,
+    group = aws.ec2.SecurityGroup(f"{role}-sg", vpc_id=vpc_id, tags=tag("monitoring-sg"), region=spec.region, opts=opts,
                                   description="gpufleet monitoring server: no ingress (SSM), egress out")
     aws.vpc.SecurityGroupEgressRule(f"{role}-sg-egress", security_group_id=group.id, ip_protocol="-1",
                                     cidr_ipv4="0.0.0.0/0", description="scrapes, AWS APIs and apt through the NAT",
-                                    tags=tag("monitoring-sg-egress"), opts=opts)
+                                    tags=tag("monitoring-sg-egress"), region=spec.region, opts=opts)
     for _job, port in exporter_jobs(spec):
         aws.vpc.SecurityGroupIngressRule(f"{name}-sg-monitoring-{port}", security_group_id=node_group_id,
                                          ip_protocol="tcp", from_port=port, to_port=port,
                                          referenced_security_group_id=group.id,
                                          description="exporter scrape from the gpufleet monitoring server",
-                                         tags=tag(f"sg-monitoring-{port}"), opts=opts)
+                                         tags=tag(f"sg-monitoring-{port}"), region=spec.region, opts=opts)
     parameters = {
         secret_role: aws.ssm.Parameter(f"{role}-secret-{secret_role}", name=parameter_name(stack, name, secret_role),
                                        type="SecureString", value=value, tags=tag(f"monitoring-secret-{secret_role}"),
-                                       description=f"gpufleet monitoring server: {secret_role}", opts=opts)
+                                       description=f"gpufleet monitoring server: {secret_role}", region=spec.region, opts=opts)
         for secret_role, value in sorted(monitoring.secrets.items())}
     iam_role = aws.iam.Role(f"{role}-role", assume_role_policy=json.dumps(EC2_TRUST, sort_keys=True),
                             description="gpufleet monitoring server: EC2 discovery, own parameters, SSM sessions",
@@ -95,10 +95,10 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                        policy=pulumi.Output.all(*[p.arn for p in parameters.values()]).apply(
                            lambda arns: access_policy(list(arns))))
     profile = aws.iam.InstanceProfile(f"{role}-profile", role=iam_role.name, tags=tag("monitoring-profile"), opts=opts)
-    zone = aws.ec2.get_subnet_output(id=subnet_id, opts=pulumi.InvokeOutputOptions(parent=opts.parent)).availability_zone
+    zone = aws.ec2.get_subnet_output(id=subnet_id, region=spec.region, opts=pulumi.InvokeOutputOptions(parent=opts.parent)).availability_zone
     data = aws.ebs.Volume(f"{role}-data", availability_zone=zone, size=spec.monitoring.data_disk_gib, type="gp3",
-                          encrypted=True, tags=tag("monitoring-data"), opts=opts)
-    ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, opts=pulumi.InvokeOutputOptions(parent=opts.parent))
+                          encrypted=True, tags=tag("monitoring-data"), region=spec.region, opts=opts)
+    ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=spec.region, opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     refs = {secret_role: parameter_name(stack, name, secret_role) for secret_role in monitoring.secrets}
     jobs = aws_jobs(stack, spec.region, exporter_jobs(spec))
     user_data = data.id.apply(lambda volume_id: cloud_init.encode_user_data(server_user_data(
@@ -114,10 +114,10 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                                                               encrypted=True),
         tags=tag("monitoring"), volume_tags=tag("monitoring-root"),
         # A new Ubuntu AMI must not replace a running server; the data volume survives a replacement anyway.
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["ami"],
+        region=spec.region, opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["ami"],
                                                                        depends_on=list(parameters.values()))))
     aws.ec2.VolumeAttachment(f"{role}-data-attach", device_name=DATA_DEVICE_NAME, volume_id=data.id,
-                             instance_id=server.id, stop_instance_before_detaching=True, opts=opts)
+                             instance_id=server.id, stop_instance_before_detaching=True, region=spec.region, opts=opts)
     return {
         **outputs,
         "monitoring_server_id": server.id,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import IPv4Network
+from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -31,6 +32,8 @@ class NodeNetwork:
     subnet_id: pulumi.Input[str]
     public_subnet_id: pulumi.Input[str] | None = None
     """The NAT gateway's public subnet (where an opted-in internet-facing load balancer goes); None when existing."""
+    vpc: Optional[aws.ec2.Vpc] = None
+    subnet: Optional[aws.ec2.Subnet] = None
 
 
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
@@ -45,35 +48,43 @@ def zone_args(zone: str) -> dict:
     return {"availability_zone_id": zone} if is_aws_zone_id(zone) else {"availability_zone": zone}
 
 
-def build_network(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> NodeNetwork:
-    invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
-    if spec.network.existing_subnet_id:
-        subnet = aws.ec2.get_subnet_output(id=spec.network.existing_subnet_id, opts=invoke)
+def build_network(name: str, spec: ClusterSpec, existing_subnet_id: Optional[pulumi.Input[str]], tag: Tagger,
+                  opts: pulumi.ResourceOptions) -> NodeNetwork:
+    """Every resource and lookup names the spec's region: the stack's provider config (profile, roles, default
+    tags) stays in force, whichever region the cluster is in."""
+    region = spec.region
+    invoke = pulumi.InvokeOutputOptions(parent=opts.parent)
+    if existing_subnet_id is not None:
+        subnet = aws.ec2.get_subnet_output(id=existing_subnet_id, region=region, opts=invoke)
         subnet_id = pulumi.Output.all(subnet.id, subnet.availability_zone, subnet.availability_zone_id).apply(
-            lambda found: checked_subnet_zone(spec.network.existing_subnet_id, spec.zone, found[1], found[2], found[0]))
+            lambda found: checked_subnet_zone(found[0], spec.zone, found[1], found[2], found[0]))
         return NodeNetwork(vpc_id=subnet.vpc_id, vpc_cidr=subnet.cidr_block, subnet_id=subnet_id)
     private_cidr, public_cidr = subnet_cidrs(spec.network.cidr)
+    vpc_resource = None
     if spec.network.existing_vpc_id:
-        vpc = aws.ec2.get_vpc_output(id=spec.network.existing_vpc_id, opts=invoke)
+        vpc = aws.ec2.get_vpc_output(id=spec.network.existing_vpc_id, region=region, opts=invoke)
         igw = None
         gateway_id = aws.ec2.get_internet_gateway_output(filters=[aws.ec2.GetInternetGatewayFilterArgs(
-            name="attachment.vpc-id", values=[spec.network.existing_vpc_id])], opts=invoke).internet_gateway_id
+            name="attachment.vpc-id", values=[spec.network.existing_vpc_id])], region=region,
+            opts=invoke).internet_gateway_id
     else:
-        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=str(spec.network.cidr), enable_dns_hostnames=True,
-                          enable_dns_support=True, tags=tag("vpc"), opts=opts)
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tag("igw"), opts=opts)
+        vpc = vpc_resource = aws.ec2.Vpc(f"{name}-vpc", cidr_block=str(spec.network.cidr), enable_dns_hostnames=True,
+                                         enable_dns_support=True, tags=tag("vpc"), region=region, opts=opts)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tag("igw"), region=region, opts=opts)
         gateway_id = igw.id
-    public = aws.ec2.Subnet(f"{name}-nat-subnet", vpc_id=vpc.id, cidr_block=str(public_cidr),
+    public = aws.ec2.Subnet(f"{name}-nat-subnet", vpc_id=vpc.id, cidr_block=str(public_cidr), region=region,
                             map_public_ip_on_launch=False, tags=tag("nat-subnet"), opts=opts, **zone_args(spec.zone))
-    private = aws.ec2.Subnet(f"{name}-subnet", vpc_id=vpc.id, cidr_block=str(private_cidr),
+    private = aws.ec2.Subnet(f"{name}-subnet", vpc_id=vpc.id, cidr_block=str(private_cidr), region=region,
                              map_public_ip_on_launch=False, tags=tag("subnet"), opts=opts, **zone_args(spec.zone))
-    nat_ip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", tags=tag("nat-ip"), opts=opts)
+    nat_ip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", tags=tag("nat-ip"), region=region, opts=opts)
     nat = aws.ec2.NatGateway(f"{name}-nat", allocation_id=nat_ip.id, subnet_id=public.id, tags=tag("nat"),
+                             region=region,
                              opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                                  depends_on=[igw] if igw else [])))
-    _route_all(name, "nat-routes", vpc, public, {"gateway_id": gateway_id}, tag, opts)
-    _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, opts)
-    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id)
+    _route_all(name, "nat-routes", vpc, public, {"gateway_id": gateway_id}, tag, region, opts)
+    _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, region, opts)
+    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id,
+                       vpc=vpc_resource, subnet=private)
 
 
 def checked_subnet_zone(subnet_id: str, zone: str | None, az_name: str, az_id: str, found_id: str) -> str:
@@ -86,8 +97,9 @@ def checked_subnet_zone(subnet_id: str, zone: str | None, az_name: str, az_id: s
 
 
 def _route_all(name: str, role: str, vpc, subnet: aws.ec2.Subnet, target: dict, tag: Tagger,
-               opts: pulumi.ResourceOptions) -> None:
+               region: str, opts: pulumi.ResourceOptions) -> None:
     """A route table sending everything outside the VPC to `target`, associated with `subnet`."""
-    table = aws.ec2.RouteTable(f"{name}-{role}", vpc_id=vpc.id, tags=tag(role), opts=opts,
+    table = aws.ec2.RouteTable(f"{name}-{role}", vpc_id=vpc.id, tags=tag(role), region=region, opts=opts,
                                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", **target)])
-    aws.ec2.RouteTableAssociation(f"{name}-{role}-assoc", route_table_id=table.id, subnet_id=subnet.id, opts=opts)
+    aws.ec2.RouteTableAssociation(f"{name}-{role}-assoc", route_table_id=table.id, subnet_id=subnet.id,
+                                  region=region, opts=opts)

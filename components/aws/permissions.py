@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+from typing import Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -18,9 +19,13 @@ from ..spec import ClusterSpec
 ECR_READ_ONLY = "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"
 
 
-def attached_policy_arns(spec: ClusterSpec) -> list[str]:
-    """Every managed policy the node role gets beyond gpufleet's own, in a fixed order."""
-    arns = list(spec.access.iam_policy_arns)
+def attached_policy_arns(spec: ClusterSpec,
+                         given: Sequence[pulumi.Input[str]] | None = None) -> list[pulumi.Input[str]]:
+    """Every managed policy the node role gets beyond gpufleet's own, in a fixed order.
+
+    `given`: `access.iam_policy_arns` as the caller gave them (elements may be other resources' Outputs, see
+    `gpufleet.request`); default, the spec's."""
+    arns = list(spec.access.iam_policy_arns if given is None else given)
     if spec.access.container_registry_read and ECR_READ_ONLY not in arns:
         arns.append(ECR_READ_ONLY)
     return arns
@@ -39,9 +44,10 @@ def buckets_read_policy(buckets: list[str]) -> dict:
 
 
 def grant_node_permissions(name: str, spec: ClusterSpec, role_name: pulumi.Input[str],
-                           opts: pulumi.ResourceOptions) -> list[str]:
+                           opts: pulumi.ResourceOptions,
+                           policy_arns: Sequence[pulumi.Input[str]] | None = None) -> list[pulumi.Input[str]]:
     """Attaches the extra policies to the node role; returns the attached ARNs (for the outputs)."""
-    arns = attached_policy_arns(spec)
+    arns = attached_policy_arns(spec, policy_arns)
     for index, arn in enumerate(arns):
         aws.iam.RolePolicyAttachment(f"{name}-role-policy-{index}", role=role_name, policy_arn=arn, opts=opts)
     if spec.access.buckets_read:

@@ -22,4 +22,5 @@ def build_placement_group(name: str, selection: Selection, tag: Tagger,
                           opts: pulumi.ResourceOptions) -> aws.ec2.PlacementGroup | None:
     if not selection.placement_group or selection.spec.placement_group_name is not None:
         return None
-    return aws.ec2.PlacementGroup(f"{name}-pg", strategy=STRATEGY, tags=tag("pg"), opts=opts)
+    return aws.ec2.PlacementGroup(f"{name}-pg", strategy=STRATEGY, tags=tag("pg"), region=selection.spec.region,
+                                  opts=opts)

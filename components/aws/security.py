@@ -21,27 +21,28 @@ SSH_PORT = 22
 
 def build_security_group(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], tag: Tagger,
                          opts: pulumi.ResourceOptions) -> aws.ec2.SecurityGroup:
-    group = aws.ec2.SecurityGroup(f"{name}-sg", vpc_id=vpc_id, tags=tag("sg"), opts=opts,
+    group = aws.ec2.SecurityGroup(f"{name}-sg", vpc_id=vpc_id, tags=tag("sg"), region=spec.region, opts=opts,
                                   description="gpufleet GPU nodes: all traffic between members (EFA), egress out")
     aws.vpc.SecurityGroupIngressRule(f"{name}-sg-self-in", security_group_id=group.id, ip_protocol=ALL_PROTOCOLS,
                                      referenced_security_group_id=group.id, description="all traffic from the cluster (EFA)",
-                                     tags=tag("sg-self-in"), opts=opts)
+                                     tags=tag("sg-self-in"), region=spec.region, opts=opts)
     aws.vpc.SecurityGroupEgressRule(f"{name}-sg-self-out", security_group_id=group.id, ip_protocol=ALL_PROTOCOLS,
                                     referenced_security_group_id=group.id, description="all traffic to the cluster (EFA)",
-                                    tags=tag("sg-self-out"), opts=opts)
+                                    tags=tag("sg-self-out"), region=spec.region, opts=opts)
     aws.vpc.SecurityGroupEgressRule(f"{name}-sg-egress", security_group_id=group.id, ip_protocol=ALL_PROTOCOLS,
                                     cidr_ipv4="0.0.0.0/0", description="egress through the NAT gateway",
-                                    tags=tag("sg-egress"), opts=opts)
+                                    tags=tag("sg-egress"), region=spec.region, opts=opts)
     for index, cidr in enumerate(spec.access.ssh_cidrs):
-        _open_port(name, f"sg-ssh-{index}", group, SSH_PORT, str(cidr), "SSH from access.ssh_cidrs", tag, opts)
+        _open_port(name, f"sg-ssh-{index}", group, SSH_PORT, str(cidr), "SSH from access.ssh_cidrs", tag, spec, opts)
     for port in exporter_ports(spec):
         for index, cidr in enumerate(spec.access.monitoring_cidrs):
             _open_port(name, f"sg-metrics-{port}-{index}", group, port, str(cidr),
-                       "exporter scrape from access.monitoring_cidrs", tag, opts)
+                       "exporter scrape from access.monitoring_cidrs", tag, spec, opts)
     return group
 
 
 def _open_port(name: str, role: str, group: aws.ec2.SecurityGroup, port: int, cidr: str, description: str,
-               tag: Tagger, opts: pulumi.ResourceOptions) -> None:
+               tag: Tagger, spec: ClusterSpec, opts: pulumi.ResourceOptions) -> None:
     aws.vpc.SecurityGroupIngressRule(f"{name}-{role}", security_group_id=group.id, ip_protocol="tcp", from_port=port,
-                                     to_port=port, cidr_ipv4=cidr, description=description, tags=tag(role), opts=opts)
+                                     to_port=port, cidr_ipv4=cidr, description=description, tags=tag(role),
+                                     region=spec.region, opts=opts)

@@ -101,50 +101,50 @@ def build_serving(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], vpc_c
     inference = spec.inference
     lb_args = inference.load_balancer
     ports = listener_ports(inference)
-    lb_group = aws.ec2.SecurityGroup(f"{name}-lb-sg", vpc_id=vpc_id, tags=tag("lb-sg"), opts=opts,
+    lb_group = aws.ec2.SecurityGroup(f"{name}-lb-sg", vpc_id=vpc_id, tags=tag("lb-sg"), region=spec.region, opts=opts,
                                      description="gpufleet inference load balancer: Triton ports from clients")
     sources = [("vpc", vpc_cidr)] + [(str(i), cidr) for i, cidr in enumerate(lb_args.client_cidrs)]
     for port in ports:
         for key, cidr in sources:
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-lb-sg-{port}-{key}", security_group_id=lb_group.id, ip_protocol="tcp", from_port=port,
-                to_port=port, cidr_ipv4=cidr, description=f"Triton {port} from clients", tags=tag("lb-sg"), opts=opts)
+                to_port=port, cidr_ipv4=cidr, description=f"Triton {port} from clients", tags=tag("lb-sg"), region=spec.region, opts=opts)
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-sg-triton-{port}", security_group_id=node_group.id, ip_protocol="tcp", from_port=port,
             to_port=port, referenced_security_group_id=lb_group.id, description=f"Triton {port} from the load balancer",
-            tags=tag("sg-triton"), opts=opts)
+            tags=tag("sg-triton"), region=spec.region, opts=opts)
     for index, cidr in enumerate(spec.access.monitoring_cidrs):
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-sg-triton-metrics-{index}", security_group_id=node_group.id, ip_protocol="tcp",
-            from_port=METRICS_PORT, to_port=METRICS_PORT, cidr_ipv4=str(cidr), tags=tag("sg-triton"), opts=opts,
+            from_port=METRICS_PORT, to_port=METRICS_PORT, cidr_ipv4=str(cidr), tags=tag("sg-triton"), region=spec.region, opts=opts,
             description="Triton metrics scrape from access.monitoring_cidrs")
     if HTTP_PORT not in ports:
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-sg-triton-health", security_group_id=node_group.id, ip_protocol="tcp", from_port=HTTP_PORT,
             to_port=HTTP_PORT, referenced_security_group_id=lb_group.id, description="Triton readiness checks",
-            tags=tag("sg-triton"), opts=opts)
+            tags=tag("sg-triton"), region=spec.region, opts=opts)
     aws.vpc.SecurityGroupEgressRule(f"{name}-lb-sg-out", security_group_id=lb_group.id, ip_protocol="tcp",
                                     from_port=HTTP_PORT, to_port=METRICS_PORT - 1,
                                     referenced_security_group_id=node_group.id, description="to the Triton nodes",
-                                    tags=tag("lb-sg"), opts=opts)
+                                    tags=tag("lb-sg"), region=spec.region, opts=opts)
     balancer = aws.lb.LoadBalancer(
         f"{name}-lb", load_balancer_type="network", internal=not lb_args.internet_facing,
         subnets=[public_subnet_id if lb_args.internet_facing else subnet_id], security_groups=[lb_group.id],
-        enable_cross_zone_load_balancing=False, tags=tag("lb"), opts=opts)
+        enable_cross_zone_load_balancing=False, tags=tag("lb"), region=spec.region, opts=opts)
     groups = []
     for port in ports:
-        group = aws.lb.TargetGroup(f"{name}-tg-{port}", vpc_id=vpc_id, tags=tag("tg"), opts=opts,
+        group = aws.lb.TargetGroup(f"{name}-tg-{port}", vpc_id=vpc_id, tags=tag("tg"), region=spec.region, opts=opts,
                                    **target_group_args(spec, port))
         tls = {"protocol": "TLS", "certificate_arn": lb_args.tls_certificate_arn, "ssl_policy": TLS_POLICY,
                "alpn_policy": ALPN[port]} if lb_args.internet_facing else {"protocol": "TCP"}
         aws.lb.Listener(f"{name}-listener-{port}", load_balancer_arn=balancer.arn, port=port, tags=tag("listener"),
-                        default_actions=[{"type": "forward", "target_group_arn": group.arn}], opts=opts, **tls)
+                        default_actions=[{"type": "forward", "target_group_arn": group.arn}], region=spec.region, opts=opts, **tls)
         aws.autoscaling.Attachment(f"{name}-attach-{port}", autoscaling_group_name=fleet.name,
-                                   lb_target_group_arn=group.arn, opts=opts)
+                                   lb_target_group_arn=group.arn, region=spec.region, opts=opts)
         groups.append(group)
     aws.iam.RolePolicy(f"{name}-role-models", role=node_role, opts=opts,
                        policy=json.dumps(model_read_policy(inference.model_repository), sort_keys=True))
     policy = scaling_policy_args(spec)
     if policy is not None:
-        aws.autoscaling.Policy(f"{name}-scaling", autoscaling_group_name=fleet.name, opts=opts, **policy)
+        aws.autoscaling.Policy(f"{name}-scaling", autoscaling_group_name=fleet.name, region=spec.region, opts=opts, **policy)
     return Serving(load_balancer=balancer, target_groups=groups)

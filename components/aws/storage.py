@@ -52,10 +52,10 @@ def build_shared_storage(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str]
         return None
     if shared.existing_id:
         if shared.kind == "lustre":
-            _lustre_callbacks_from(name, node_group_id, {"cidr_ipv4": vpc_cidr}, "the VPC (existing FSx)", tag, opts)
-        return _existing(shared.kind, shared.existing_id, spec.zone or "", opts)
+            _lustre_callbacks_from(name, node_group_id, {"cidr_ipv4": vpc_cidr}, "the VPC (existing FSx)", tag, opts, spec.region)
+        return _existing(shared.kind, shared.existing_id, spec.zone or "", opts, spec.region)
     lustre = shared.kind == "lustre"
-    group = aws.ec2.SecurityGroup(f"{name}-fs-sg", vpc_id=vpc_id, tags=tag("fs-sg"), opts=opts, description=(
+    group = aws.ec2.SecurityGroup(f"{name}-fs-sg", vpc_id=vpc_id, tags=tag("fs-sg"), region=spec.region, opts=opts, description=(
         "gpufleet shared filesystem: Lustre 988, 1018-1023 from the nodes" if lustre else
         "gpufleet shared filesystem: NFS 2049 from the nodes"))
     sources = {"nodes": node_group_id, **({"self": group.id} if lustre else {})}
@@ -65,28 +65,28 @@ def build_shared_storage(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str]
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-{role}", security_group_id=group.id, ip_protocol="tcp", from_port=low, to_port=high,
                 referenced_security_group_id=source, description=f"{shared.kind} from the {who}", tags=tag(role),
-                opts=opts)
+                region=spec.region, opts=opts)
         if lustre:
             role = f"fs-sg-out-{low}"
             aws.vpc.SecurityGroupEgressRule(
                 f"{name}-{role}", security_group_id=group.id, ip_protocol="tcp", from_port=low, to_port=high,
                 referenced_security_group_id=group.id, description="Lustre between the file servers",
-                tags=tag(role), opts=opts)
+                tags=tag(role), region=spec.region, opts=opts)
     if lustre:
         _lustre_callbacks_from(name, node_group_id, {"referenced_security_group_id": group.id}, "the filesystem", tag,
-                               opts)
+                               opts, spec.region)
         return _fsx(name, spec, subnet_id, group, tag, opts)
-    return _efs(name, subnet_id, group, tag, opts)
+    return _efs(name, subnet_id, group, tag, opts, spec.region)
 
 
 def _lustre_callbacks_from(name: str, node_group_id: pulumi.Input[str], source: dict, what: str, tag: Tagger,
-                           opts: pulumi.ResourceOptions) -> None:
+                           opts: pulumi.ResourceOptions, region: str) -> None:
     """The file servers call clients back on the Lustre ports (AWS FSx access control): admit them on the nodes."""
     for low, high in LUSTRE_PORTS:
         role = f"sg-lustre-{low}"
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-{role}", security_group_id=node_group_id, ip_protocol="tcp", from_port=low, to_port=high,
-            description=f"Lustre from {what}", tags=tag(role), opts=opts, **source)
+            description=f"Lustre from {what}", tags=tag(role), region=region, opts=opts, **source)
 
 
 def _fsx(name: str, spec: ClusterSpec, subnet_id: pulumi.Input[str], group: aws.ec2.SecurityGroup, tag: Tagger,
@@ -95,7 +95,7 @@ def _fsx(name: str, spec: ClusterSpec, subnet_id: pulumi.Input[str], group: aws.
         f"{name}-fsx", deployment_type="PERSISTENT_2", storage_type="SSD", storage_capacity=shared_capacity(spec),
         per_unit_storage_throughput=shared_tier(spec), subnet_ids=subnet_id, security_group_ids=[group.id],
         file_system_type_version=LUSTRE_VERSION, data_compression_type="LZ4", copy_tags_to_backups=True,
-        tags=tag("fsx"), opts=opts)
+        tags=tag("fsx"), region=spec.region, opts=opts)
     repository = spec.storage.shared.data_repository
     if repository:
         aws.fsx.DataRepositoryAssociation(
@@ -104,17 +104,17 @@ def _fsx(name: str, spec: ClusterSpec, subnet_id: pulumi.Input[str], group: aws.
             s3=aws.fsx.DataRepositoryAssociationS3Args(
                 auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(events=S3_EVENTS),
                 auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=S3_EVENTS)),
-            tags=tag("fsx-s3"), opts=opts)
+            tags=tag("fsx-s3"), region=spec.region, opts=opts)
     source = pulumi.Output.concat(filesystem.dns_name, "@tcp:/", filesystem.mount_name)
     return SharedFilesystem(id=filesystem.id, source=source, security_group_id=group.id)
 
 
 def _efs(name: str, subnet_id: pulumi.Input[str], group: aws.ec2.SecurityGroup, tag: Tagger,
-         opts: pulumi.ResourceOptions) -> SharedFilesystem:
+         opts: pulumi.ResourceOptions, region: str) -> SharedFilesystem:
     filesystem = aws.efs.FileSystem(f"{name}-efs", encrypted=True, performance_mode="generalPurpose",
-                                    throughput_mode="elastic", tags=tag("efs"), opts=opts)
+                                    throughput_mode="elastic", tags=tag("efs"), region=region, opts=opts)
     target = aws.efs.MountTarget(f"{name}-efs-mount", file_system_id=filesystem.id, subnet_id=subnet_id,
-                                 security_groups=[group.id], opts=opts)
+                                 security_groups=[group.id], region=region, opts=opts)
     # The mount target's own output, so the nodes' template waits until the target exists.
     source = pulumi.Output.concat(target.dns_name, ":/")
     return SharedFilesystem(id=filesystem.id, source=source, security_group_id=group.id)
@@ -124,16 +124,16 @@ def zone_matches(zone: str, az_name: str, az_id: str) -> bool:
     return zone in (az_name, az_id)
 
 
-def _existing(kind: str, existing_id: str, zone: str, opts: pulumi.ResourceOptions) -> SharedFilesystem:
-    invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
+def _existing(kind: str, existing_id: str, zone: str, opts: pulumi.ResourceOptions, region: str) -> SharedFilesystem:
+    invoke = pulumi.InvokeOutputOptions(parent=opts.parent)
     if kind == "nfs":
-        found = aws.efs.get_file_system_output(file_system_id=existing_id, opts=invoke)
+        found = aws.efs.get_file_system_output(file_system_id=existing_id, region=region, opts=invoke)
         return SharedFilesystem(id=existing_id, source=pulumi.Output.concat(found.dns_name, ":/"),
                                 security_group_id=None)
     described = aws.cloudcontrol.get_resource_output(type_name="AWS::FSx::FileSystem", identifier=existing_id,
-                                                     opts=invoke)
+                                                     region=region, opts=invoke)
     properties = described.properties.apply(json.loads)
-    subnet = aws.ec2.get_subnet_output(id=properties.apply(lambda p: p["SubnetIds"][0]), opts=invoke)
+    subnet = aws.ec2.get_subnet_output(id=properties.apply(lambda p: p["SubnetIds"][0]), region=region, opts=invoke)
 
     def checked(values: list) -> str:
         props, az_name, az_id = values

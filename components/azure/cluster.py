@@ -3,20 +3,27 @@
 The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
 declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
 spot-nodes, role-*, fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link,
-files-dns-group) and parented to the component; every resource sets `location` to the spec's region.
+files-dns-group, and the serving and monitoring server children) and parented to the component; every resource
+sets `location` to the spec's region. Children use the caller's provider (`opts.provider` / `opts.providers`) or
+the default one, which reads the stack's `azure-native:*` config. Values that come from other resources are
+checked again once known (`gpufleet.request`).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
+from functools import partial
+from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
-
+from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
+from ..component import GpuClusterOutputs
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..pipeline import plan_cluster
+from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
@@ -33,76 +40,116 @@ from .storage import build_shared_storage
 from .tagging import tagger
 
 TYPE_TOKEN = "gpufleet:index:AzureGpuCluster"
+CLOUD = "azure"
 
 
-class AzureGpuCluster(pulumi.ComponentResource):
+class AzureGpuCluster(GpuClusterOutputs):
     """GPU nodes in one scale set (one InfiniBand partition) behind a NAT gateway, with no public IPs."""
 
-    outputs: dict[str, pulumi.Input]
+    resource_group: pulumi.Output[str]
+    """The resource group holding the cluster (the existing subnet's, or the one gpufleet created)."""
+    subnet_id: pulumi.Output[str]
+    """The nodes' subnet."""
+    nat_public_ip: pulumi.Output[Optional[str]]
+    """The NAT gateway's public IP (egress only), when gpufleet created the network."""
+    network_security_group_id: pulumi.Output[str]
+    """The nodes' network security group."""
+    proximity_placement_group: pulumi.Output[Optional[str]]
+    """The proximity placement group's name, when the nodes use one."""
+    single_placement_group: pulumi.Output[bool]
+    """Whether the scale set is one placement group (one InfiniBand partition)."""
+    infiniband_gbps_per_node: pulumi.Output[int]
+    """InfiniBand bandwidth per node, 0 without InfiniBand."""
+    scale_sets: pulumi.Output[list[str]]
+    """The nodes' scale sets (on demand, then spot)."""
+    list_instances: pulumi.Output[str]
+    """Shell command listing the first scale set's instances."""
+    ssh_user: pulumi.Output[str]
+    """The nodes' admin user."""
+    node_identities: pulumi.Output[list[str]]
+    """The scale sets' managed identities (principal ids), for role assignments made outside gpufleet."""
+    node_role_assignments: pulumi.Output[list[str]]
+    """The role assignments gpufleet made for the nodes (`access:`), as "role on scope"."""
+    shared_filesystem_id: pulumi.Output[Optional[str]]
+    """The shared filesystem's id (Azure Managed Lustre or Azure Files), when `storage.shared` is set."""
+    shared_filesystem_source: pulumi.Output[Optional[str]]
+    """What the nodes mount, when `storage.shared` is set."""
+    monitoring_server_id: pulumi.Output[Optional[str]]
+    """The monitoring server's VM id (with `monitoring.server`)."""
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
-        selection, custom_data = validate(name, spec)  # raises SpecError before anything is declared
+    def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
+        pipeline = partial(validate, name)  # the one checking pipeline: selection, rules, user data
+        selection, custom_data = plan_or_refuse(pipeline, request.spec)
+        inputs = request.inputs(pipeline)  # Outputs go through the same pipeline once known
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = selection
-        self.outputs = _build(name, selection, custom_data, self)
-        self.node_identities = self.outputs["node_identities"]
-        self.register_outputs(self.outputs)
+        self.publish(self._build(name, selection, custom_data, inputs))
+
+    def _build(self, name: str, selection: Selection, custom_data: str, inputs: ClusterInputs) -> dict:
+        """Declares the children: network, security, storage, nodes, permissions, serving, monitoring."""
+        spec = selection.spec
+        tag = tagger(pulumi.get_stack(), inputs.tags)
+        child = pulumi.ResourceOptions(parent=self)
+        monitoring = plan_monitoring(selection)  # checked by `validate` before anything was declared
+        resource_group = build_resource_group(name, spec, tag, child, inputs.existing_subnet_id)
+        monitoring_asg = build_monitoring_asg(name, spec.region, resource_group, monitoring, tag, child)
+        self.security = build_security(name, spec, resource_group, tag, child, monitoring_asg)
+        self.network = build_network(name, spec, resource_group, self.security.nsg_id, tag, child,
+                                     inputs.existing_subnet_id)
+        self.proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
+        partition = infiniband_partition(spec, selection.instance)
+        self.shared_storage = build_shared_storage(
+            name, pulumi.get_stack(), spec, resource_group, self.network.vnet_name, self.network.vnet_id,
+            str(node_subnet_cidr(spec.network.cidr)), self.network.nat_id, tag, child)
+        shared = self.shared_storage
+        if shared:
+            custom_data = user_data_with_source(selection.cloud_config, shared.source,
+                                                lambda text: cloud_init.encode_user_data(text, "azure"))
+        subscription = azure_native.authorization.get_client_config_output(
+            opts=pulumi.InvokeOutputOptions(parent=self)).subscription_id
+        self.load_balancer, pool_id = build_load_balancer(
+            name, spec, resource_group, self.network.subnet_id, subscription, tag, child) if spec.inference \
+            else (None, None)
+        self.node_scale_sets = build_scale_sets(
+            name, selection, partition is not None, self.network, self.security,
+            self.proximity_group.id if self.proximity_group else None, custom_data, tag, child, pool_id,
+            inputs.ssh_public_key)
+        if self.load_balancer is not None:
+            build_autoscale(name, spec, resource_group, self.node_scale_sets[0], subscription, tag, child)
+        identities = [s.identity.apply(lambda i: i.principal_id) for s in self.node_scale_sets]
+        roles = grant_roles(name, spec, identities, self, child)
+        names = [scale_set.name for scale_set in self.node_scale_sets]
+        common = common_outputs(selection)
+        balancer = self.load_balancer
+        return {
+            **common,
+            "resource_group": resource_group,
+            "subnet_id": self.network.subnet_id,
+            "nat_public_ip": self.network.nat_ip,
+            "network_security_group_id": self.security.nsg_id,
+            "proximity_placement_group": self.proximity_group.name if self.proximity_group else None,
+            "single_placement_group": partition is not None,
+            "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
+            "scale_sets": names,
+            "node_identities": identities,
+            "node_role_assignments": roles,
+            "shared_filesystem_id": shared.id if shared else None,
+            "shared_filesystem_source": shared.source if shared else None,
+            **access_outputs(resource_group, names, selection.instance.gpus),
+            "prometheus_scrape_config": _scrape_config(spec, resource_group, names, self),
+            **(serving_outputs(selection, frontend_address(spec) or balancer.frontend_ip_configurations.apply(
+                lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
+            **build_monitoring_server(name, selection, monitoring, resource_group, self.network.subnet_id,
+                                      self.security.nsg_id, monitoring_asg, names, tag, child),
+        }
 
 
 def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
     """The checked plan and the base64 customData; every problem of the spec at once, as one SpecError."""
     plan = plan_cluster(spec, name=name)
+    plan_monitoring(plan)  # refuses unset `monitoring.alerts.*_secret` config keys
     return plan, plan.user_data
-
-
-def _build(name: str, selection: Selection, custom_data: str, parent: pulumi.ComponentResource) -> dict:
-    spec = selection.spec
-    tag = tagger(pulumi.get_stack(), spec.tags)
-    child = pulumi.ResourceOptions(parent=parent)
-    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
-    resource_group = build_resource_group(name, spec, tag, child)
-    monitoring_asg = build_monitoring_asg(name, spec.region, resource_group, monitoring, tag, child)
-    security = build_security(name, spec, resource_group, tag, child, monitoring_asg)
-    node_network = build_network(name, spec, resource_group, security.nsg_id, tag, child)
-    proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
-    partition = infiniband_partition(spec, selection.instance)
-    shared = build_shared_storage(name, pulumi.get_stack(), spec, resource_group, node_network.vnet_name,
-                                  node_network.vnet_id, str(node_subnet_cidr(spec.network.cidr)),
-                                  node_network.nat_id, tag, child)
-    if shared:
-        custom_data = user_data_with_source(selection.cloud_config, shared.source,
-                                            lambda text: cloud_init.encode_user_data(text, "azure"))
-    subscription = azure_native.authorization.get_client_config_output(
-        opts=pulumi.InvokeOutputOptions(parent=parent)).subscription_id
-    balancer, pool_id = build_load_balancer(name, spec, resource_group, node_network.subnet_id, subscription, tag,
-                                            child) if spec.inference else (None, None)
-    scale_sets = build_scale_sets(name, selection, partition is not None, node_network, security,
-                                  proximity_group.id if proximity_group else None, custom_data, tag, child, pool_id)
-    if balancer is not None:
-        build_autoscale(name, spec, resource_group, scale_sets[0], subscription, tag, child)
-    roles = grant_roles(name, spec, [s.identity.apply(lambda i: i.principal_id) for s in scale_sets], parent, child)
-    common = common_outputs(selection)
-    return {
-        **common,
-        "resource_group": resource_group,
-        "subnet_id": node_network.subnet_id,
-        "nat_public_ip": node_network.nat_ip,
-        "network_security_group_id": security.nsg_id,
-        "proximity_placement_group": proximity_group.name if proximity_group else None,
-        "single_placement_group": partition is not None,
-        "infiniband_gbps_per_node": partition.gbps_per_node if partition else 0,
-        "scale_sets": [scale_set.name for scale_set in scale_sets],
-        "node_identities": [scale_set.identity.apply(lambda i: i.principal_id) for scale_set in scale_sets],
-        "node_role_assignments": roles,
-        "shared_filesystem_id": shared.id if shared else None,
-        "shared_filesystem_source": shared.source if shared else None,
-        **access_outputs(resource_group, [scale_set.name for scale_set in scale_sets], selection.instance.gpus),
-        "prometheus_scrape_config": _scrape_config(spec, resource_group, [s.name for s in scale_sets], parent),
-        **(serving_outputs(selection, frontend_address(spec) or balancer.frontend_ip_configurations.apply(
-            lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
-        **build_monitoring_server(name, selection, monitoring, resource_group, node_network.subnet_id, security.nsg_id,
-                                  monitoring_asg, [s.name for s in scale_sets], tag, child),
-    }
 
 
 def _scrape_config(spec: ClusterSpec, resource_group: pulumi.Input[str], scale_sets: list[pulumi.Output[str]],

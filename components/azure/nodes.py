@@ -82,20 +82,24 @@ def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
 def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
                      security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: str,
                      tag: Tagger, opts: pulumi.ResourceOptions,
-                     backend_pool_id: pulumi.Input[str] | None = None) -> list[compute.VirtualMachineScaleSet]:
+                     backend_pool_id: pulumi.Input[str] | None = None,
+                     ssh_public_key: pulumi.Input[str] | None = None) -> list[compute.VirtualMachineScaleSet]:
+    """`ssh_public_key`: the key as given (possibly another resource's output). Default: the spec's."""
+    key = ssh_public_key if ssh_public_key is not None else selection.spec.access.ssh_public_key
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
-                       custom_data, tag, opts, backend_pool_id)
+                       custom_data, tag, opts, backend_pool_id, key)
             for plan in scale_set_plans(selection)]
 
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
                node_network: NodeNetwork, security: Security, proximity_group_id: pulumi.Input[str] | None,
                custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions,
-               backend_pool_id: pulumi.Input[str] | None = None) -> compute.VirtualMachineScaleSet:
+               backend_pool_id: pulumi.Input[str] | None = None,
+               ssh_public_key: pulumi.Input[str] | None = None) -> compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
-        os_profile=_os_profile(name, selection, plan, custom_data),
+        os_profile=_os_profile(name, selection, plan, custom_data, ssh_public_key),
         storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
             image_reference=compute.ImageReferenceArgs(**image_reference(spec)),
             os_disk=compute.VirtualMachineScaleSetOSDiskArgs(
@@ -126,9 +130,8 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=scale_set_ignore_changes(spec))))
 
 
-def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan,
-                custom_data: str) -> azure_native.compute.VirtualMachineScaleSetOSProfileArgs:
-    key = selection.spec.access.ssh_public_key
+def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan, custom_data: str,
+                key: pulumi.Input[str] | None) -> compute.VirtualMachineScaleSetOSProfileArgs:
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=computer_name_prefix(pulumi.get_stack(), name, plan), admin_username=ADMIN_USER,
         custom_data=custom_data,

@@ -33,6 +33,7 @@ PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "
 class Security:
     nsg_id: pulumi.Output[str]
     asg_id: pulumi.Output[str]
+    nsg: Optional[network.NetworkSecurityGroup] = None
 
 
 def exporter_port_ranges(spec: ClusterSpec) -> list[str]:
@@ -82,4 +83,4 @@ def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[st
     rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id, monitoring_asg_id)]
     nsg = network.NetworkSecurityGroup(f"{name}-nsg", resource_group_name=resource_group, location=spec.region,
                                        security_rules=rules, tags=tag("nsg"), opts=opts)
-    return Security(nsg_id=nsg.id, asg_id=asg.id)
+    return Security(nsg_id=nsg.id, asg_id=asg.id, nsg=nsg)

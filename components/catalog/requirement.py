@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.errors import Problem, SpecError
+from ..plan.project import find_project
 from ..spec.parse import parse_cluster_spec
 from .loader import CLOUDS, Catalog
 from .offers import DEFAULT_REFERENCE_GPU, Requirement
 
-STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
 # `--fabric` uses the spec's words (`fabric: auto`); "any", the old CLI word, still means auto.
 FABRIC_ALIASES = {"any": "auto"}
 
@@ -76,9 +76,17 @@ def _select_values(args, shape: dict, catalog: Catalog, problems: list[Problem])
 
 def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
     """GPU, GPUs per node, nodes, market and fabric of a stack's `gpufleet:cluster` (clouds are not limited)."""
-    path = Path(stack) if stack.endswith((".yaml", ".yml")) else STACKS_DIR / f"Pulumi.{stack}.yaml"
+    if stack.endswith((".yaml", ".yml")):
+        path, stacks_dir = Path(stack), None
+    else:
+        try:
+            stacks_dir = find_project().stacks_dir  # the current Pulumi project's, as `gpufleet plan` reads them
+        except SpecError as err:
+            problems.extend(err.problems)
+            return {}
+        path = stacks_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        names = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
+        names = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml")) if stacks_dir else []
         problems.append(Problem("--stack", stack, f"expected a stack name ({', '.join(names) or 'none'}) or a "
                                 "stack file path"))
         return {}

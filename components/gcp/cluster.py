@@ -5,23 +5,31 @@ registers itself, so bad input declares nothing. Children are parented to the co
 f"{name}-{role}", roles from a fixed list: net, subnet, net-1, subnet-1, gpu-net-{i}, gpu-subnet-{i}, rdma-net,
 rdma-subnet-{i}, router, nat, fw-ssh, fw-internal, fw-exporters, fw-internal-<vpc role>, sa, sa-logging,
 sa-monitoring, health-role, sa-health, sa-role-*, sa-bucket-*, lustre-range, lustre-peering, fw-lustre, lustre,
-filestore, pg, template, nodes.
-The project comes from the provider configuration (`gcp:project`) through the `getClientConfig` invoke.
+filestore, pg, template, nodes, and the serving and monitoring server children.
+The project comes from the provider configuration (`gcp:project`) through the `getClientConfig` invoke. Children
+use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's `gcp:*`
+config. The names GCP makes gpufleet choose (service account, custom role, instance prefix) carry
+`naming.cluster_hash`, unique per project, stack and component.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
 from gpufleet import cloud_init
-
 from .. import pipeline
+from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
+from ..component import GpuClusterOutputs
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
+from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
+from ..monitoring.secrets import MonitoringPlan
+from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
@@ -41,6 +49,7 @@ from .serving import build_serving
 from .storage import build_shared_storage
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
+CLOUD = "gcp"
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,7 @@ class ClusterPlan:
     user_data: str
     warnings: list[str]
     user_data_text: str = ""  # before encoding: storage.shared puts the filesystem's address into it
+    monitoring: Optional[MonitoringPlan] = None
 
 
 def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
@@ -62,73 +72,105 @@ def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     layout = vpc_layout(selection.instance, selection.fabric)
     firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
     return ClusterPlan(selection, layout, firewalls, boot_image(spec), selection.user_data, list(selection.warnings),
-                       selection.cloud_config)
+                       selection.cloud_config, plan_monitoring(selection))
 
 
-class GcpGpuCluster(pulumi.ComponentResource):
+class GcpGpuCluster(GpuClusterOutputs):
     """GPU nodes in one zone behind Cloud NAT, compactly placed, with gVNIC / TCPX / TCPXO / RoCE NICs as needed."""
 
-    outputs: dict[str, pulumi.Input]
+    network_id: pulumi.Output[str]
+    """The nodes' primary VPC."""
+    subnet_id: pulumi.Output[str]
+    """The nodes' primary subnet."""
+    gpu_networks: pulumi.Output[list[str]]
+    """The GPU (RDMA / GPUDirect) VPCs, one per extra NIC group."""
+    nics_per_node: pulumi.Output[int]
+    """Network interfaces per node."""
+    firewall_rules: pulumi.Output[list[str]]
+    """The firewall rules' names."""
+    placement_policy: pulumi.Output[Optional[str]]
+    """The placement (compact or workload) policy's name, when the nodes use one."""
+    instance_template_id: pulumi.Output[str]
+    """The nodes' instance template."""
+    service_account: pulumi.Output[str]
+    """The nodes' service account email."""
+    fleet_name: pulumi.Output[str]
+    """The nodes' managed instance group."""
+    service_account_roles: pulumi.Output[list[str]]
+    """The roles gpufleet granted the node service account (`access:`), as "role on scope"."""
+    shared_filesystem_id: pulumi.Output[Optional[str]]
+    """The shared filesystem's id (Managed Lustre or Filestore), when `storage.shared` is set."""
+    shared_filesystem_source: pulumi.Output[Optional[str]]
+    """What the nodes mount, when `storage.shared` is set."""
+    monitoring_server: pulumi.Output[Optional[str]]
+    """The monitoring server's instance name (with `monitoring.server`)."""
+    monitoring_server_account: pulumi.Output[Optional[str]]
+    """The monitoring server's service account email (with `monitoring.server`)."""
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
-        plan = plan_cluster(name, spec)  # raises SpecError before anything is declared
+    def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
+        check = partial(plan_cluster, name)  # the one checking pipeline: selection, rules, user data
+        plan = plan_or_refuse(check, request.spec)
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.selection = plan.selection
-        self.outputs = _build(name, plan, self)
-        self.service_account = self.outputs["service_account"]
-        self.register_outputs(self.outputs)
+        self.publish(self._build(name, plan))
 
-
-def _build(name: str, plan: ClusterPlan, parent: pulumi.ComponentResource) -> dict:
-    selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
-    monitoring = plan_monitoring(selection)  # refuses unset secrets before anything is declared
-    child = pulumi.ResourceOptions(parent=parent)
-    project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent)).project
-    label, describe = labeler(stack, spec.tags), describer(stack)
-    base_name = base_instance_name(stack, name)
-    networks = build_networks(name, spec, plan.layout, project, describe, child)
-    identity = build_identity(name, stack, project, spec.zone, base_name, describe, child)
-    primary_range = networks.subnets["subnet"].ip_cidr_range if spec.network.existing_network else None
-    firewalls = build_firewalls(name, with_primary_range(plan.firewalls, str(networks.cidrs["subnet"]), primary_range),
-                                networks.vpcs, identity.email, describe, child)
-    extra_roles = grant_node_roles(name, spec, project, identity.email, child)
-    shared = build_shared_storage(name, stack, spec, networks.vpcs["net"].id, networks.vpcs["net"].name,
-                                  identity.email, describe, child)
-    user_data = (user_data_with_source(plan.user_data_text, shared.source,
-                                       lambda text: cloud_init.encode_user_data(text, "gcp"))
-                 if shared else plan.user_data)
-    placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
-    policy = build_placement_policy(name, selection, placement, describe, child)
-    workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
-    image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=parent)))
-    template = build_template(
-        name, selection, networks, nic_layout(plan.layout), image, identity.email, user_data,
-        policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
-        pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[identity.account])))
-    health_check = build_health_check(name, describe, child)
-    group = build_group(name, selection, template, base_name, describe, child, health_check, workload_policy)
-    serving = build_serving(name, spec, networks.vpcs["net"].id, networks.subnets["subnet"].id, group, identity.email,
-                            describe, child) if spec.inference else None
-    common = common_outputs(selection)
-    return {
-        **common,
-        "warnings": plan.warnings,
-        "network_id": networks.vpcs["net"].id,
-        "subnet_id": networks.subnets["subnet"].id,
-        "gpu_networks": [vpc.id for role, vpc in networks.vpcs.items() if role != "net"],
-        "nics_per_node": len(nic_layout(plan.layout)),
-        "firewall_rules": [rule.name for rule in firewalls],
-        "placement_policy": policy.name if policy else None,
-        "instance_template_id": template.id,
-        "service_account": identity.email,
-        "service_account_roles": extra_roles,
-        "shared_filesystem_id": shared.id if shared else None,
-        "shared_filesystem_source": shared.source if shared else None,
-        "fleet_name": group.name,
-        **access_outputs(spec.zone, group.name, selection.instance.gpus),
-        "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
-            gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
-        **(serving_outputs(selection, serving.ip_address) if serving else {}),
-        **build_monitoring_server(name, selection, monitoring, project, networks.vpcs["net"].id,
-                                  networks.subnets["subnet"].id, label, describe, child),
-    }
+    def _build(self, name: str, plan: ClusterPlan) -> dict:
+        """Declares the children: networks, identity and roles, firewalls, storage, nodes, serving, monitoring."""
+        selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
+        child = pulumi.ResourceOptions(parent=self)
+        project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self)).project
+        label, describe = labeler(stack, spec.tags), describer(stack)
+        unique = cluster_hash(name)
+        base_name = base_instance_name(stack, name, unique)
+        self.networks = build_networks(name, spec, plan.layout, project, describe, child)
+        networks = self.networks
+        self.identity = build_identity(name, stack, project, spec.zone, base_name, describe, child, unique)
+        primary_range = networks.subnets["subnet"].ip_cidr_range if spec.network.existing_network else None
+        self.firewalls = build_firewalls(
+            name, with_primary_range(plan.firewalls, str(networks.cidrs["subnet"]), primary_range), networks.vpcs,
+            self.identity.email, describe, child)
+        extra_roles = grant_node_roles(name, spec, project, self.identity.email, child)
+        self.shared_storage = build_shared_storage(name, stack, spec, networks.vpcs["net"].id,
+                                                   networks.vpcs["net"].name, self.identity.email, describe, child)
+        shared = self.shared_storage
+        user_data = (user_data_with_source(plan.user_data_text, shared.source,
+                                           lambda text: cloud_init.encode_user_data(text, "gcp"))
+                     if shared else plan.user_data)
+        placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
+        self.placement = build_placement_policy(name, selection, placement, describe, child)
+        policy = self.placement
+        workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
+        image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=self)))
+        self.template = build_template(
+            name, selection, networks, nic_layout(plan.layout), image, self.identity.email, user_data,
+            policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])))
+        health_check = build_health_check(name, describe, child)
+        self.group = build_group(name, selection, self.template, base_name, describe, child, health_check,
+                                 workload_policy)
+        self.serving = build_serving(name, spec, networks.vpcs["net"].id, networks.subnets["subnet"].id, self.group,
+                                     self.identity.email, describe, child) if spec.inference else None
+        common = common_outputs(selection)
+        return {
+            **common,
+            "warnings": plan.warnings,
+            "network_id": networks.vpcs["net"].id,
+            "subnet_id": networks.subnets["subnet"].id,
+            "gpu_networks": [vpc.id for role, vpc in networks.vpcs.items() if role != "net"],
+            "nics_per_node": len(nic_layout(plan.layout)),
+            "firewall_rules": [rule.name for rule in self.firewalls],
+            "placement_policy": policy.name if policy else None,
+            "instance_template_id": self.template.id,
+            "service_account": self.identity.email,
+            "service_account_roles": extra_roles,
+            "shared_filesystem_id": shared.id if shared else None,
+            "shared_filesystem_source": shared.source if shared else None,
+            "fleet_name": self.group.name,
+            **access_outputs(spec.zone, self.group.name, selection.instance.gpus),
+            "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
+                gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
+            **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
+            **build_monitoring_server(name, selection, plan.monitoring, project, networks.vpcs["net"].id,
+                                      networks.subnets["subnet"].id, label, describe, child),
+        }

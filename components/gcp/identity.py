@@ -32,14 +32,14 @@ class NodeIdentity:
     email: pulumi.Output[str]
 
 
-def account_id(stack: str, name: str) -> str:
-    """6-30 characters of a-z, 0-9 and `-`, unique per stack and component."""
-    return short_name(f"{name}-{stack}-nodes", ACCOUNT_ID_MAX)
+def account_id(stack: str, name: str, unique: str) -> str:
+    """6-30 characters of a-z, 0-9 and `-`, unique per project, stack and component (`unique` ends it)."""
+    return f"{short_name(f'{name}-{stack}', ACCOUNT_ID_MAX - len(unique) - 1)}-{unique}"
 
 
-def health_role_id(stack: str, name: str) -> str:
-    """A custom role id: 3-64 characters of letters, digits, `_` and `.`."""
-    return short_name(f"{name}_{stack}_health", 64, allowed="a-z0-9_", sep="_")
+def health_role_id(stack: str, name: str, unique: str) -> str:
+    """A custom role id: 3-64 characters of letters, digits, `_` and `.`, unique like `account_id`."""
+    return f"{short_name(f'{name}_{stack}_health', 64 - len(unique) - 1, allowed='a-z0-9_', sep='_')}_{unique}"
 
 
 def own_instances_condition(project: pulumi.Input[str], zone: str, base_instance_name: str) -> pulumi.Output[str]:
@@ -49,8 +49,8 @@ def own_instances_condition(project: pulumi.Input[str], zone: str, base_instance
 
 
 def build_identity(name: str, stack: str, project: pulumi.Input[str], zone: str, base_instance_name: str,
-                   describe: Describer, opts: pulumi.ResourceOptions) -> NodeIdentity:
-    account_name = account_id(stack, name)
+                   describe: Describer, opts: pulumi.ResourceOptions, unique: str) -> NodeIdentity:
+    account_name = account_id(stack, name, unique)
     account = gcp.serviceaccount.Account(f"{name}-sa", account_id=account_name, display_name=f"gpufleet {name} nodes",
                                          description=describe("sa"), opts=opts)
     email = pulumi.Output.concat(account_name, "@", project, ".iam.gserviceaccount.com")
@@ -59,7 +59,7 @@ def build_identity(name: str, stack: str, project: pulumi.Input[str], zone: str,
     for role, granted in (("sa-logging", LOG_WRITER), ("sa-monitoring", METRIC_WRITER)):
         gcp.projects.IAMMember(f"{name}-{role}", project=project, role=granted, member=member, opts=after_account)
     health = gcp.projects.IAMCustomRole(
-        f"{name}-health-role", role_id=health_role_id(stack, name), title=f"gpufleet {name} node health reporter",
+        f"{name}-health-role", role_id=health_role_id(stack, name, unique), title=f"gpufleet {name} node health reporter",
         permissions=list(HEALTH_PERMISSIONS), description=describe("health-role"), project=project, opts=opts)
     gcp.projects.IAMMember(
         f"{name}-sa-health", project=project, role=pulumi.Output.concat("projects/", project, "/roles/", health.role_id),

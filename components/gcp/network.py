@@ -61,7 +61,7 @@ def _name_and_project(reference: str) -> tuple[str, str | None]:
 
 def existing_primary(spec: ClusterSpec, opts: pulumi.ResourceOptions) -> tuple[ExistingRef, ExistingRef]:
     """The primary NIC's existing VPC and subnetwork (network.existing_network / existing_subnetwork)."""
-    invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
+    invoke = pulumi.InvokeOutputOptions(parent=opts.parent)
     network_name, network_project = _name_and_project(spec.network.existing_network)
     subnet_name, subnet_project = _name_and_project(spec.network.existing_subnetwork)
     network = gcp.compute.get_network_output(name=network_name, project=network_project, opts=invoke)

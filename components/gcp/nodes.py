@@ -53,9 +53,11 @@ def node_metadata(user_data: str) -> dict[str, str]:
     return {"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data}
 
 
-def base_instance_name(stack: str, name: str) -> str:
-    """Node names are `<base>-xxxx`; the stack keeps two stacks' nodes (and IAM conditions) apart."""
-    return short_name(f"{name}-{stack}", 40)
+def base_instance_name(stack: str, name: str, unique: str) -> str:
+    """Node names are `<base>-xxxx`. `unique` (`naming.cluster_hash`) ends the base, so no cluster's prefix is a
+    prefix of another's: `gpufleet-gcp-dev-<hash>-` never matches `gpufleet-gcp-dev-b-<hash>-xxxx`, and two
+    projects with the same stack name differ too."""
+    return f"{short_name(f'{name}-{stack}', 40 - len(unique) - 1)}-{unique}"
 
 
 def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],

@@ -85,7 +85,7 @@ def _filestore(name: str, stack: str, spec: ClusterSpec, network_name: pulumi.In
 
 def _existing(kind: str, existing_id: str, opts: pulumi.ResourceOptions) -> SharedFilesystem:
     parts = EXISTING.match(existing_id).groupdict()
-    invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
+    invoke = pulumi.InvokeOutputOptions(parent=opts.parent)
     if kind == "lustre":
         found = gcp.lustre.get_instance_output(instance_id=parts["name"], zone=parts["location"],
                                                project=parts["project"], opts=invoke)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pulumi
+from google.protobuf import json_format
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
@@ -48,6 +49,8 @@ class DeclaredResource:
     parent: str
     inputs: dict
     custom: bool
+    provider: str = ""
+    """The provider reference (`<provider urn>::<id>`) the resource was registered with; empty for the default."""
 
 
 class RecordingMonitor(MockMonitor):
@@ -59,18 +62,35 @@ class RecordingMonitor(MockMonitor):
         self.declared: dict[str, DeclaredResource] = {}
 
     def RegisterResource(self, request):
+        references = _resource_references(json_format.MessageToDict(request.object))
+        if references:
+            # The engine would store a reference; offline, reading it back starts a lookup that outlives the run.
+            raise TypeError(f"{request.type} {request.name}: input {', '.join(references)} is a resource object; "
+                            "pass its name, id or ARN instead")
         with self._lock:
             response = super().RegisterResource(request)
             if request.type != "pulumi:pulumi:Stack":
                 inputs = rpc.deserialize_properties(request.object)
                 self.declared[response.urn] = DeclaredResource(
                     urn=response.urn, type=request.type, name=request.name, parent=request.parent,
-                    inputs=_plain(inputs), custom=bool(request.custom))
+                    inputs=_plain(inputs), custom=bool(request.custom), provider=request.provider)
         return response
 
     def declared_resources(self) -> list[DeclaredResource]:
         """Every declared resource, sorted by URN so that plans are byte-identical between runs."""
         return [self.declared[urn] for urn in sorted(self.declared)]
+
+
+def _resource_references(value, path: str = "") -> list[str]:
+    """The input paths that hold a whole resource (serialized as a resource reference) instead of a value."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_resource_sig:
+            return [path or "(root)"]
+        return [found for key, item in value.items()
+                for found in _resource_references(item, f"{path}.{key}" if path else key)]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in _resource_references(item, f"{path}[{index}]")]
+    return []
 
 
 def _plain(value):

@@ -1,4 +1,7 @@
-"""Runs the gpufleet program (the same `__main__.py` that `pulumi up` runs) under mocks, for one stack's config."""
+"""Runs a Pulumi project's program (the same `__main__.py` that `pulumi up` runs) under mocks, for one stack's config.
+
+The project is the one the Pulumi CLI would use from the current directory (`project.find_project`), not this
+package's own checkout: an installed gpufleet plans the user's project."""
 
 from __future__ import annotations
 
@@ -6,18 +9,16 @@ import json
 import runpy
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from .mocks import DeclaredResource, PlanMocks, RecordingMonitor
+from .project import PulumiProject, find_project
 
-PROJECT = "gpufleet"
-PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -30,20 +31,24 @@ class PlanResult:
 
 
 def run_program(stack: str, config: dict[str, Any], program: Callable[[], None] | None = None,
-                monitor: RecordingMonitor | None = None) -> PlanResult:
+                monitor: RecordingMonitor | None = None, project: PulumiProject | None = None,
+                preview: bool = False) -> PlanResult:
     """Declares the stack's resources against a fresh mock runtime and returns them with the resolved exports.
 
     `config` maps full keys (`gpufleet:cluster`, `aws:region`) to values; objects are passed as JSON, as the CLI does.
     Raises `pulumi.RunError` with the spec's message when the config is invalid; pass your own `monitor` to see
-    what was declared before a failure (nothing, for spec errors).
+    what was declared before a failure (nothing, for spec errors). `project`: default, the current directory's.
+    `preview`: unknown values stay unknown, as in `pulumi preview` (for tests of components with pending Inputs).
     """
+    project = project or find_project()
     monitor = monitor or RecordingMonitor(PlanMocks())
     mocks = monitor.mocks
     pulumi.runtime.set_all_config({key: _config_text(value) for key, value in config.items()})
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    ROOT.set(None)  # a fresh root stack: exports of an earlier (possibly failed) run must not leak into this one
+    pulumi.runtime.set_mocks(mocks, project=project.name, stack=stack, preview=preview, monitor=monitor)
     SETTINGS.rpc_manager.clear()
     SETTINGS.outputs.clear()
-    run = program or (lambda: runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__"))
+    run = program or (lambda: runpy.run_path(str(project.program), run_name="__main__"))
     _sync_await(run_pulumi_func(run))
     root = pulumi.runtime.get_root_resource()
     exports = getattr(root, "outputs", None)  # the Stack resource's exports

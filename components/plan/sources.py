@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .runner import PROJECT_DIR
+from .project import find_project
 
 CODE_PATHS = ("components", "cloud_init", "__main__.py", "Pulumi.yaml")
 PLAN_TIMEOUT_S = 600
@@ -37,9 +37,12 @@ class BadSource(ValueError):
     """One line for the user: the side is not a plan, the stack or the ref does not exist."""
 
 
-def load_sides(specs: list[str], repo: Path = PROJECT_DIR) -> list[dict]:
+def load_sides(specs: list[str], repo: Path | None = None) -> list[dict]:
     """The plan document of each side. Sides needing a child interpreter run side by side; sides planned in this
-    process run one after the other (the Pulumi runtime is one per process)."""
+    process run one after the other (the Pulumi runtime is one per process). `repo`: default, the current Pulumi
+    project's folder (as `gpufleet plan` finds it)."""
+    if repo is None and any(spec.startswith("git:") for spec in specs):
+        repo = find_project().root
     jobs = [_git_job(spec, repo) if spec.startswith("git:") else (False, _file_job(spec)) for spec in specs]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         children = {i: pool.submit(run) for i, (in_child, run) in enumerate(jobs) if in_child}

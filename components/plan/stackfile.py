@@ -14,19 +14,21 @@ from typing import Any
 from ..spec.errors import Problem, SpecError
 from ..spec.raw import expand_shorthands
 from ..spec.source import load_yaml
-from .runner import PROJECT_DIR
+from .project import find_project
 
-STACKS_DIR = PROJECT_DIR / "stacks"
 CLUSTER_KEY = "gpufleet:cluster"
 ROOT = "gpufleet plan"
 
 
-def stack_names(stacks_dir: Path = STACKS_DIR) -> list[str]:
+def stack_names(stacks_dir: Path | None = None) -> list[str]:
+    stacks_dir = stacks_dir or find_project().stacks_dir
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
 
 
-def stack_file(stack: str, stacks_dir: Path = STACKS_DIR) -> Path:
-    """stacks/Pulumi.<stack>.yaml, or `stack` itself when it is a path to a .yaml file."""
+def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
+    """<stackConfigDir>/Pulumi.<stack>.yaml of the Pulumi project around the current directory (or `stacks_dir`),
+    or `stack` itself when it is a path to a .yaml file."""
+    stacks_dir = stacks_dir or find_project().stacks_dir
     if stack.endswith((".yaml", ".yml")) and Path(stack).is_file():
         return Path(stack)
     path = stacks_dir / f"Pulumi.{stack}.yaml"
@@ -45,7 +47,7 @@ def stack_name(stack: str) -> str:
     return name or "stack"
 
 
-def read_stack_config(stack: str, stacks_dir: Path = STACKS_DIR) -> dict[str, Any]:
+def read_stack_config(stack: str, stacks_dir: Path | None = None) -> dict[str, Any]:
     """The stack file's `config:` mapping, values as written (the cluster spec stays a mapping)."""
     path = stack_file(stack, stacks_dir)
     source = _shown_path(path)
@@ -116,8 +118,9 @@ def _kind(value: Any) -> Any:
 
 
 def _shown_path(path: Path) -> str:
+    """The path as the user would type it from the current directory."""
     try:
-        return str(path.resolve().relative_to(PROJECT_DIR))
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 

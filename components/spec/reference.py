@@ -16,7 +16,6 @@ from pydantic_core import PydanticUndefined
 
 from .model import ClusterSpec
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 BEGIN = "<!-- spec-reference:begin -->"
 END = "<!-- spec-reference:end -->"
 
@@ -49,7 +48,9 @@ def _default(field: Any) -> str:
     return f"`{value!s}`" if not isinstance(value, (list, dict)) or value else f"`{value!r}`"
 
 
-def write_readme(readme: Path = README) -> None:
+def write_readme(readme: Path | None = None) -> None:
+    """Rewrites the table in `readme` (default: README.md in the current directory, this project's checkout)."""
+    readme = readme or Path.cwd() / "README.md"
     text = readme.read_text()
     start, end = text.index(BEGIN), text.index(END) + len(END)
     readme.write_text(text[:start] + reference_table() + text[end:])

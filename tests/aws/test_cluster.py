@@ -268,7 +268,10 @@ def test_the_node_role_may_finish_only_its_own_groups_drain_hook():
     policies = [json.loads(r.inputs["policy"]) for r in of_type(plan_of(TRAIN), "aws:iam/rolePolicy:RolePolicy")]
     statement = [s for p in policies for s in p["Statement"] if "autoscaling:CompleteLifecycleAction" in s["Action"]]
     assert len(statement) == 1 and statement[0]["Resource"] == "*"
-    assert set(statement[0]["Condition"]["StringEquals"]) == {"autoscaling:ResourceTag/gpufleet-stack"}
+    condition = statement[0]["Condition"]["StringEquals"]
+    group = one(plan_of(TRAIN), "aws:autoscaling/group:Group").inputs
+    group_tags = {tag["key"]: tag["value"] for tag in group["tags"]}
+    assert condition == {"autoscaling:ResourceTag/gpufleet-cluster": group_tags["gpufleet-cluster"]}
 
 
 def test_capacity_wait_is_a_spec_field():
@@ -285,9 +288,11 @@ def test_a_future_capacity_block_starts_empty_and_is_sized_by_its_window():
     actions = {r.inputs["scheduledActionName"]: r.inputs for r in of_type(result, "aws:autoscaling/schedule:Schedule")}
     assert actions == {
         "gpufleet-block-start": {"autoscalingGroupName": "gpufleet-nodes", "scheduledActionName": "gpufleet-block-start",
-                                 "startTime": "2099-01-10T11:30:00Z", "minSize": 2, "maxSize": 2, "desiredCapacity": 2},
+                                 "startTime": "2099-01-10T11:30:00Z", "minSize": 2, "maxSize": 2, "desiredCapacity": 2,
+                                 "region": "us-east-2"},
         "gpufleet-block-end": {"autoscalingGroupName": "gpufleet-nodes", "scheduledActionName": "gpufleet-block-end",
-                               "startTime": "2099-01-12T10:50:00Z", "minSize": 0, "maxSize": 2, "desiredCapacity": 0},
+                               "startTime": "2099-01-12T10:50:00Z", "minSize": 0, "maxSize": 2, "desiredCapacity": 0,
+                               "region": "us-east-2"},
     }
 
 

@@ -141,7 +141,8 @@ def test_node_permissions_are_attached_and_exported():
                              if r.name == "gpufleet-role-buckets-read").inputs["policy"])
     assert policy["Statement"][1] == {"Effect": "Allow", "Action": ["s3:GetObject"],
                                       "Resource": ["arn:aws:s3:::training-data/*"]}
-    assert result.outputs["node_role"] == "gpufleet-role"
+    assert "node_role" not in result.outputs  # a resource (`AwsGpuCluster.identity.role`); its ARN is exported
+    assert "node_role_arn" in result.outputs
     assert result.outputs["node_extra_policy_arns"][0] == "arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"
 
 

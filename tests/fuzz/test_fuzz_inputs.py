@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from gpufleet.catalog.selector import select
 from gpufleet.pipeline import check_cluster_input
 from gpufleet.plan.cli import _check_cluster_value, main
-from gpufleet.plan.stackfile import STACKS_DIR, stack_names
+from gpufleet.plan.project import find_project
+from gpufleet.plan.stackfile import stack_names
 from gpufleet.spec import SpecError, parse_cluster_spec
 from gpufleet.spec.reference import reference_rows
 
@@ -125,7 +126,7 @@ def test_mutated_stacks_exit_0_or_2_through_the_cli(capsys, stack, sets):
 @given(stack=st.sampled_from(stack_names()), data=st.data())
 def test_edited_stack_files_exit_0_or_2_through_the_cli(capsys, tmp_path_factory, stack, data):
     """Line-level edits a user makes by hand: a line dropped, repeated, re-indented or cut short."""
-    lines = (STACKS_DIR / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    lines = (find_project().stacks_dir / f"Pulumi.{stack}.yaml").read_text().splitlines()
     index = data.draw(st.integers(min_value=0, max_value=len(lines) - 1))
     edit = data.draw(st.sampled_from(["drop", "repeat", "indent", "dedent", "cut", "tab"]))
     line = lines[index]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from ipaddress import IPv4Network
 
 import pytest
@@ -137,8 +138,9 @@ class TestScheduling:
 class TestNames:
     def test_ids_are_valid_deterministic_and_unique_per_stack(self):
         long = "a-very-long-stack-name-for-production-training"
-        assert account_id("dev", "gpufleet") == "gpufleet-dev-nodes"
-        assert len(account_id(long, "gpufleet")) <= 30 and account_id(long, "gpufleet") == account_id(long, "gpufleet")
-        assert account_id(long, "gpufleet") != account_id(long + "2", "gpufleet")
-        assert health_role_id("gcp-train", "gpufleet") == "gpufleet_gcp_train_health"
+        assert account_id("dev", "gpufleet", "0a1b2c") == "gpufleet-dev-0a1b2c"
+        assert re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", account_id(long, "gpufleet", "0a1b2c"))
+        assert account_id(long, "gpufleet", "0a1b2c") == account_id(long, "gpufleet", "0a1b2c")
+        assert account_id(long, "gpufleet", "0a1b2c") != account_id(long, "gpufleet", "9f8e7d")
+        assert health_role_id("gcp-train", "gpufleet", "0a1b2c") == "gpufleet_gcp_train_health_0a1b2c"
         assert short_name("1abc", 30) == "g-1abc"

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from gpufleet.naming import cluster_hash
 from gpufleet.plan.stackfile import read_stack_config
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 from tests.validators import require_tool
@@ -30,6 +31,7 @@ A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-high
 A3_ULTRA = {**A4, "accelerator": {"instance_type": "a3-ultragpu-8g"}}
 
 
+UNIQUE = cluster_hash("gpufleet", project="gpufleet", stack="test")  # the names' per-cluster hash
 PROJECT = "my-proj"  # A4 plans run with `gcp:project` set; the others use the mock's placeholder project
 
 
@@ -118,7 +120,7 @@ def test_firewall_opens_ssh_to_iap_only_and_exporters_to_the_subnet_and_monitori
     assert rules["gpufleet-fw-exporters"]["sourceRanges"] == ["10.0.0.0/16", "10.9.0.0/24"]
     assert rules["gpufleet-fw-exporters"]["allows"] == [{"ports": ["9400", "9100"], "protocol": "tcp"}]
     assert rules["gpufleet-fw-internal"]["sourceRanges"] == ["10.0.0.0/16"]
-    email = "gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
+    email = f"gpufleet-test-{UNIQUE}@example-project.iam.gserviceaccount.com"
     assert all(r["direction"] == "INGRESS" and r["targetServiceAccounts"] == [email] for r in rules.values())
 
 
@@ -190,7 +192,7 @@ def test_template_boots_a_shielded_driver_ready_ubuntu_with_os_login_and_user_da
     assert metadata["enable-oslogin"] == "TRUE" and metadata["block-project-ssh-keys"] == "TRUE"
     assert metadata["user-data"].startswith("#cloud-config")
     assert "guestAccelerators" not in template  # the machine type brings its GPUs
-    assert template["serviceAccount"]["email"] == "gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
+    assert template["serviceAccount"]["email"] == f"gpufleet-test-{UNIQUE}@example-project.iam.gserviceaccount.com"
 
 
 def test_a4_boots_from_hyperdisk():
@@ -226,7 +228,7 @@ def test_group_runs_the_node_count_in_the_zone():
     group = one(plan_of(TRAIN), GROUP).inputs
     assert group["targetSize"] == 2 and group["zone"] == "us-central1-a"
     assert group["versions"] == [{"instanceTemplate": "gpufleet-template-id", "name": "nodes"}]
-    assert group["baseInstanceName"] == "gpufleet-test"
+    assert group["baseInstanceName"] == f"gpufleet-test-{UNIQUE}"
     assert group["updatePolicy"]["type"] == "OPPORTUNISTIC"
 
 
@@ -255,16 +257,16 @@ def test_resource_count_stays_flat_as_nodes_grow():
 def test_service_account_gets_only_log_metric_and_own_instance_label_rights():
     result = plan_of({**TRAIN, "monitoring": {"server": False}})  # the nodes' identity alone
     account = one(result, "gcp:serviceaccount/account:Account").inputs
-    assert account["accountId"] == "gpufleet-test-nodes"
+    assert account["accountId"] == f"gpufleet-test-{UNIQUE}"
     members = by_name(result, "gcp:projects/iAMMember:IAMMember")
     assert {m["role"] for m in members.values()} == {
         "roles/logging.logWriter", "roles/monitoring.metricWriter",
-        "projects/example-project/roles/gpufleet_test_health"}
-    assert all(m["member"] == "serviceAccount:gpufleet-test-nodes@example-project.iam.gserviceaccount.com"
+        f"projects/example-project/roles/gpufleet_test_health_{UNIQUE}"}
+    assert all(m["member"] == f"serviceAccount:gpufleet-test-{UNIQUE}@example-project.iam.gserviceaccount.com"
                for m in members.values())
     condition = members["gpufleet-sa-health"]["condition"]["expression"]
     assert condition == ('resource.name.startsWith("projects/example-project/zones/us-central1-a/instances/'
-                         'gpufleet-test-")')
+                         f'gpufleet-test-{UNIQUE}-")')
     role = one(result, "gcp:projects/iAMCustomRole:IAMCustomRole").inputs
     assert role["permissions"] == ["compute.instances.get", "compute.instances.setLabels"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import re
 
 from tests.conftest import cached_plan, of_type, one, refusal
 
@@ -35,7 +36,8 @@ def test_lustre_instance_in_the_nodes_zone_with_private_services_access_and_port
         "gpufleet-test-lustre"]
     rule = next(r.inputs for r in of_type(result, "gcp:compute/firewall:Firewall") if r.name == "gpufleet-fw-lustre")
     assert rule["allows"] == [{"ports": ["988"], "protocol": "tcp"}] and rule["sourceRanges"] == ["10.90.0.0/20"]
-    assert rule["targetServiceAccounts"] == ["gpufleet-test-nodes@example-project.iam.gserviceaccount.com"]
+    (account,) = rule["targetServiceAccounts"]  # the node account, named with the cluster's hash (naming.cluster_hash)
+    assert re.fullmatch(r"gpufleet-test-[0-9a-f]{6}@example-project\.iam\.gserviceaccount\.com", account)
     text = user_data(result)
     assert "GPUFLEET_SHARED_SOURCE='10.90.0.2@tcp:/lustrefs'" in text and "GPUFLEET_SHARED_FSTYPE='lustre'" in text
 

@@ -74,8 +74,8 @@ def test_no_change_exits_0_a_change_exits_1(tmp_path, capsys):
     ("git:HEAD:no-such-stack", "no stack 'no-such-stack'"),
     ("git:HEAD", "expected git:REF:STACK"),
 ])
-def test_bad_input_exits_2_with_one_line(side, message, tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+def test_bad_input_exits_2_with_one_line(side, message, tmp_path, capsys):
+    side = str(tmp_path / side) if side.endswith(".json") else side  # git sides: this checkout's repository
     good = tmp_path / "good.json"
     good.write_text(json.dumps(plan_doc("aws-dev")))
     assert main(["diff", side, str(good)]) == 2

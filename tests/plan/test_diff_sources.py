@@ -7,10 +7,12 @@ import subprocess
 
 import pytest
 
-from gpufleet.plan.runner import PROJECT_DIR
+from gpufleet.plan.project import find_project
 from gpufleet.plan.sources import BadSource, _run_worker, load_sides, parse_git_spec
 
 from .plan_docs import plan_doc
+
+PROJECT_DIR = find_project().root
 
 
 def test_a_git_side_plans_the_refs_stack_file():
