@@ -15,8 +15,9 @@ from __future__ import annotations
 import copy
 import inspect
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -57,9 +58,9 @@ def plan_or_refuse(plan: Callable[[ClusterSpec], T], spec: ClusterSpec) -> T:
 class ClusterInputs:
     """The values of other resources a cluster uses, as given (plain) or checked once resolved (Outputs)."""
 
-    existing_subnet_id: Optional[pulumi.Input[str]] = None
-    ssh_public_key: Optional[pulumi.Input[str]] = None
-    image_id: Optional[pulumi.Input[str]] = None
+    existing_subnet_id: pulumi.Input[str] | None = None
+    ssh_public_key: pulumi.Input[str] | None = None
+    image_id: pulumi.Input[str] | None = None
     tags: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     iam_policy_arns: Sequence[pulumi.Input[str]] = ()
 

@@ -19,22 +19,22 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet import cloud_init
+
 from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
 from ..monitoring.scrape import aws_jobs, scrape_config_text
+from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
-from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..pipeline import plan_cluster
-from ..spec import ClusterSpec
+from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
 from .fleet import build_fleet
 from .identity import build_instance_profile
 from .launch_template import build_launch_template
-from ..monitoring.secrets import MonitoringPlan
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
 from .outputs import access_outputs

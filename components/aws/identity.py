@@ -10,11 +10,10 @@ More managed policies (`access.iam_policy_arns`) are attached by `gpufleet.aws.p
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
-
-from dataclasses import dataclass
 
 from .tagging import CLUSTER_TAG, Tagger
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import IPv4Network
-from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -32,8 +31,8 @@ class NodeNetwork:
     subnet_id: pulumi.Input[str]
     public_subnet_id: pulumi.Input[str] | None = None
     """The NAT gateway's public subnet (where an opted-in internet-facing load balancer goes); None when existing."""
-    vpc: Optional[aws.ec2.Vpc] = None
-    subnet: Optional[aws.ec2.Subnet] = None
+    vpc: aws.ec2.Vpc | None = None
+    subnet: aws.ec2.Subnet | None = None
 
 
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
@@ -48,7 +47,7 @@ def zone_args(zone: str) -> dict:
     return {"availability_zone_id": zone} if is_aws_zone_id(zone) else {"availability_zone": zone}
 
 
-def build_network(name: str, spec: ClusterSpec, existing_subnet_id: Optional[pulumi.Input[str]], tag: Tagger,
+def build_network(name: str, spec: ClusterSpec, existing_subnet_id: pulumi.Input[str] | None, tag: Tagger,
                   opts: pulumi.ResourceOptions) -> NodeNetwork:
     """Every resource and lookup names the spec's region: the stack's provider config (profile, roles, default
     tags) stays in force, whichever region the cluster is in."""

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws

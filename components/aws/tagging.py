@@ -19,7 +19,8 @@ def tagger(stack: str, name: str, user_tags: Mapping[str, pulumi.Input[str]], cl
     """`tag(role)` -> the tags for the child `f"{name}-{role}"`. User tag values may be Outputs."""
 
     def tag(role: str) -> dict[str, str]:
-        tags = provenance_tags(stack, COMPONENT, role, {**user_tags, CLUSTER_TAG: cluster_id})
+        values: dict = {**user_tags, CLUSTER_TAG: cluster_id}  # user values may be Outputs; Pulumi resolves them
+        tags = provenance_tags(stack, COMPONENT, role, values)
         return {**tags, "Name": f"{stack}-{name}-{role}"}
 
     return tag

@@ -17,6 +17,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
+
 from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs

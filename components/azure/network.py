@@ -68,7 +68,7 @@ def usable_addresses(subnet: IPv4Network) -> int:
 
 
 def build_resource_group(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions,
-                         existing_subnet_id: Optional[pulumi.Input[str]] = None) -> pulumi.Input[str]:
+                         existing_subnet_id: pulumi.Input[str] | None = None) -> pulumi.Input[str]:
     """The resource group every other resource goes into: the existing subnet's, or a new one.
 
     `existing_subnet_id`: the subnet as given, possibly another resource's output (checked when known).
@@ -77,7 +77,8 @@ def build_resource_group(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi
     if isinstance(subnet_id, str):
         return parse_subnet_id(subnet_id).resource_group
     if subnet_id is not None:
-        return pulumi.Output.from_input(subnet_id).apply(lambda text: parse_subnet_id(text).resource_group)
+        return pulumi.Output.from_input(subnet_id).apply(  # type: ignore[arg-type]  # an Input: str, Awaitable or Output
+            lambda text: parse_subnet_id(text).resource_group)
     if spec.network.existing_resource_group:
         return spec.network.existing_resource_group
     group = azure_native.resources.ResourceGroup(f"{name}-rg", location=spec.region, tags=tag("rg"), opts=opts)
@@ -86,7 +87,7 @@ def build_resource_group(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi
 
 def build_network(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], nsg_id: pulumi.Input[str],
                   tag: Tagger, opts: pulumi.ResourceOptions,
-                  existing_subnet_id: Optional[pulumi.Input[str]] = None) -> NodeNetwork:
+                  existing_subnet_id: pulumi.Input[str] | None = None) -> NodeNetwork:
     subnet_id = existing_subnet_id if existing_subnet_id is not None else spec.network.existing_subnet_id
     if subnet_id is not None:
         return NodeNetwork(resource_group_name=resource_group, subnet_id=subnet_id, vnet_name=None, nat_ip=None)

@@ -33,7 +33,7 @@ PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "
 class Security:
     nsg_id: pulumi.Output[str]
     asg_id: pulumi.Output[str]
-    nsg: Optional[network.NetworkSecurityGroup] = None
+    nsg: azure_native.network.NetworkSecurityGroup | None = None
 
 
 def exporter_port_ranges(spec: ClusterSpec) -> list[str]:

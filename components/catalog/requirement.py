@@ -10,8 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..spec.errors import Problem, SpecError
 from ..plan.project import find_project
+from ..spec.errors import Problem, SpecError
 from ..spec.parse import parse_cluster_spec
 from .loader import CLOUDS, Catalog
 from .offers import DEFAULT_REFERENCE_GPU, Requirement

@@ -21,14 +21,15 @@ import pulumi
 import pulumi_gcp as gcp
 
 from gpufleet import cloud_init
+
 from .. import pipeline
 from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
+from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
-from ..monitoring.secrets import MonitoringPlan
 from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec

@@ -20,7 +20,6 @@ from .mocks import DeclaredResource, PlanMocks, RecordingMonitor
 from .project import PulumiProject, find_project
 
 
-
 @dataclass(frozen=True)
 class PlanResult:
     """What the stack would declare and export. Ids and computed outputs are placeholders."""
