@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gpufleet.catalog.loader import read_catalog  # noqa: E402
 from gpufleet.catalog.cost import MARKETS  # noqa: E402
+from gpufleet.catalog.loader import read_catalog  # noqa: E402
 from gpufleet.catalog.offers import Requirement, candidates, rank  # noqa: E402
 
 PROCESS_BUDGET_S = 1.0
