@@ -19,9 +19,11 @@ AZURE_ROLE_NAMES = ("AcrPull", "Reader", "Storage Blob Data Reader", "Storage Bl
                     "User Access Administrator")
 
 ADMIN_AWS = re.compile(r":policy/(AdministratorAccess|PowerUserAccess|IAMFullAccess)$")
+# By name and by role definition GUID (Microsoft's built-in roles table, "Privileged"): Owner, Contributor, User Access
+# Administrator, Role Based Access Control Administrator.
 ADMIN_AZURE = {"owner", "contributor", "user access administrator", "role based access control administrator",
                "8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "b24988ac-6180-42a0-ab88-20f7382dd24c",
-               "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"}
+               "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9", "f58310d9-a9f6-439a-9e8d-f62e7b41a168"}
 ADMIN_GCP = {"roles/owner", "roles/editor", "roles/resourcemanager.projectIamAdmin", "roles/iam.securityAdmin"}
 # Google's lustre-client-binaries apt repository serves Ubuntu 22.04 (cluster-toolkit's Managed Lustre client
 # install script: "The client modules currently only support Rocky 8, and Ubuntu 22.04").

@@ -90,6 +90,9 @@ def test_role_assignments_for_each_scale_set_identity_and_admin_refusal():
     assert result.outputs["node_role_assignments"][1] == "AcrPull on the subscription"
     owner = {**ND, "access": {"ssh_public_key": KEY, "role_assignments": [{"role": "Owner", "scope": ACCOUNT}]}}
     assert "access.allow_admin: true" in refusal(owner)
+    rbac_admin = "/providers/Microsoft.Authorization/roleDefinitions/f58310d9-a9f6-439a-9e8d-f62e7b41a168"
+    by_guid = {**ND, "access": {"ssh_public_key": KEY, "role_assignments": [{"role": rbac_admin, "scope": ACCOUNT}]}}
+    assert "access.allow_admin: true" in refusal(by_guid)
 
 
 def test_existing_resource_group_creates_no_group():
