@@ -78,6 +78,8 @@ def shared_storage_fits_service(spec: ClusterSpec) -> list[Problem]:
             tier = f" at {shared_tier(spec)} MB/s per TiB" if shared.kind == "lustre" else ""
             problems.append(Problem("storage.shared.capacity_gib", shared.capacity_gib,
                                     f"{service.service}{tier} takes {sizing.describe()}"))
+        elif spec.cloud == "azure" and shared.kind == "lustre":
+            problems += _amlfs_fits_subnet(spec, shared.capacity_gib)
     if shared.data_repository and (spec.cloud != "aws" or shared.kind != "lustre" or shared.existing_id):
         problems.append(Problem("storage.shared.data_repository", shared.data_repository,
                                 "an S3 data repository links only to an FSx for Lustre filesystem gpufleet creates "
@@ -89,6 +91,27 @@ def shared_storage_fits_service(spec: ClusterSpec) -> list[Problem]:
                                 "place a new filesystem subnet in your VNet: create the filesystem there and give its "
                                 "resource id as existing_id, or use network.existing_resource_group"))
     return problems
+
+
+# Microsoft's "Network size requirements" for AMLFS (amlfs-prerequisites.md, read 2026-12-03): the largest capacity, in
+# TiB, each filesystem subnet prefix holds (a rough estimate, Microsoft says).
+AMLFS_TIB_BY_PREFIX = {27: 16, 26: 40, 25: 92, 24: 196, 23: 400}
+
+
+def amlfs_subnet_prefix(vnet_prefix: int) -> int:
+    """The prefix of the filesystem subnet gpufleet creates (azure/storage.py storage_subnet_cidr): a /24 in the VNet's
+    second half, or that whole half in a VNet smaller than a /23."""
+    return max(24, vnet_prefix + 1)
+
+
+def _amlfs_fits_subnet(spec: ClusterSpec, capacity_gib: int) -> list[Problem]:
+    prefix = amlfs_subnet_prefix(spec.network.cidr.prefixlen)
+    limit_tib = AMLFS_TIB_BY_PREFIX.get(prefix, 0)
+    if capacity_gib <= limit_tib * 1024:
+        return []
+    return [Problem("storage.shared.capacity_gib", capacity_gib, f"at most {limit_tib * 1024:,} GiB ({limit_tib} TiB): "
+                    f"gpufleet puts Azure Managed Lustre in a /{prefix} subnet, which Microsoft sizes for up to "
+                    f"{limit_tib} TiB; create a larger filesystem yourself in a bigger subnet and pass its existing_id")]
 
 
 EXISTING_ID_FORMS = {

@@ -79,6 +79,15 @@ def test_amlfs_capacity_steps_per_sku():
                                                                              "throughput": 250}}})
 
 
+def test_amlfs_larger_than_its_subnet_holds_is_refused():
+    """AMLFS-40 goes to 768 TiB, but the /24 gpufleet creates holds 196 TiB (Microsoft's subnet size table)."""
+    big = {**ND, "storage": {"shared": {"kind": "lustre", "capacity_gib": 240 * 1024, "throughput": 40}}}
+    text = refusal(big)
+    assert "storage.shared.capacity_gib" in text and "/24" in text and "196 TiB" in text
+    ok = {**ND, "storage": {"shared": {"kind": "lustre", "capacity_gib": 192 * 1024, "throughput": 40}}}
+    assert cached_plan(ok)
+
+
 def test_role_assignments_for_each_scale_set_identity_and_admin_refusal():
     result = cached_plan(ROLES)
     assignments = of_type(result, "azure-native:authorization:RoleAssignment")

@@ -35,3 +35,13 @@ def test_amlfs_sku_maximums_from_microsofts_table():
     service = storage_service("azure", "lustre")
     assert service.sizing(250).accepts(128 * 1024) and not service.sizing(250).accepts(136 * 1024)
     assert service.sizing(40).accepts(768 * 1024) and not service.sizing(40).accepts(816 * 1024)
+
+
+def test_amlfs_subnet_prefix_matches_the_subnet_azure_creates():
+    from ipaddress import IPv4Network
+
+    from gpufleet.azure.storage import storage_subnet_cidr
+    from gpufleet.spec.storage_rules import amlfs_subnet_prefix
+
+    for cidr in ("10.0.0.0/16", "10.0.0.0/22", "10.0.0.0/23", "10.0.0.0/24", "10.0.0.0/25"):
+        assert storage_subnet_cidr(IPv4Network(cidr)).prefixlen == amlfs_subnet_prefix(IPv4Network(cidr).prefixlen)
