@@ -12,6 +12,8 @@ Measured 2026-12-03 on the 2-core development machine (shared, load ~1.8), 80 ty
   mock runtime and grpc through `gpufleet.plan.cli` -> render/runner -> serving: about 0.3 s); rank mean 2.1 ms.
 - with the plan-only imports moved into `run_plan`: process CPU median 0.54 s, wall median 0.55 s; catalog load
   61 ms, candidate index 27 ms, rank mean 1.8 ms (max 10.7 ms, one outlier on the shared machine).
+- after the g7e / p6-b300 rows (86 types, 1,116 price rows), load average ~4.9: process CPU median 0.46 s (wall
+  0.95 s: waiting for a shared core), catalog load 50 ms, candidate index 20 ms, rank mean 2.0 ms.
 tests/catalog/test_select_imports.py keeps pulumi, grpc and the provider SDKs out of the `select` path.
 """
 
