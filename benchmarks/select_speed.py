@@ -6,6 +6,15 @@ output) within 1 s, and in-process ranking within 10 ms per requirement once the
 Prints load time, candidate index time, ranking time per seeded random requirement (mean and max) and the wall time
 of whole `gpufleet select` processes; exits 1 when a budget is exceeded. The process budget is checked on the
 process's CPU time (user + system): on a machine shared with other jobs the wall time also counts waiting for a core.
+
+Measured 2026-12-03 on the 2-core development machine (shared, load ~1.8), 80 types / 1,052 price rows:
+- main after the one-pipeline merge: process CPU median 0.85 s (the `select` path imported the Pulumi SDK, its
+  mock runtime and grpc through `gpufleet.plan.cli` -> render/runner -> serving: about 0.3 s); rank mean 2.1 ms.
+- with the plan-only imports moved into `run_plan`: process CPU median 0.54 s, wall median 0.55 s; catalog load
+  61 ms, candidate index 27 ms, rank mean 1.8 ms (max 10.7 ms, one outlier on the shared machine).
+- after the g7e / p6-b300 rows (86 types, 1,116 price rows), load average ~4.9: process CPU median 0.46 s (wall
+  0.95 s: waiting for a shared core), catalog load 50 ms, candidate index 20 ms, rank mean 2.0 ms.
+tests/catalog/test_select_imports.py keeps pulumi, grpc and the provider SDKs out of the `select` path.
 """
 
 from __future__ import annotations
@@ -22,8 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gpufleet.catalog.cost import MARKETS  # noqa: E402
 from gpufleet.catalog.loader import read_catalog  # noqa: E402
-from gpufleet.catalog.offers import MARKETS, Requirement, candidates, rank  # noqa: E402
+from gpufleet.catalog.offers import Requirement, candidates, rank  # noqa: E402
 
 PROCESS_BUDGET_S = 1.0
 RANK_BUDGET_MS = 10.0

@@ -2,8 +2,10 @@
 
 - The filesystem subnet is the first /24 of the VNet's second half (the node subnet is the first half), egress
   through the cluster's NAT gateway (AMLFS reaches Azure services; default outbound access is off), with its own
-  NSG: Lustre (988, 1019-1023/tcp) or NFS (2049/tcp) from the node subnet (and, for Lustre, from the filesystem
-  subnet itself, where the servers talk to each other), and every other VNet source denied. The node NSG admits
+  NSG: Lustre (988, 1019-1023/tcp) or NFS (2049/tcp) from the node subnet, for Lustre any port between the AMLFS
+  hosts of the filesystem subnet itself (they are deployed over SSH and talk to each other), and every other VNet
+  source denied (ports and rules: learn.microsoft.com/azure/azure-managed-lustre/amlfs-prerequisites and
+  configure-network-security-group, read 2026-12-03). The node NSG admits
   Lustre from the filesystem subnet (servers call clients back); see `node_storage_rules`.
 - Lustre: an AMLFS-Durable-Premium-<throughput> filesystem of `capacity_gib` (whole TiB), in the nodes' zone.
 - NFS: a premium FileStorage account (HTTPS-only off, which NFS needs; public network access disabled, shared keys
@@ -72,18 +74,27 @@ def node_storage_rules(spec: ClusterSpec, asg_id: pulumi.Input[str], priority: i
 
 
 def filesystem_nsg_rules(spec: ClusterSpec, node_subnet: str) -> list[network.SecurityRuleArgs]:
+    """The filesystem subnet's NSG. For AMLFS, Microsoft's "Configure a network security group for Azure Managed
+    Lustre" (inbound rules 110 and 111): any port and protocol between the AMLFS hosts inside their own subnet (the
+    service deploys its servers over SSH, TCP 22, and they talk Lustre and more to each other), and TCP 988 and
+    1019-1023 from the Lustre clients' subnet. Every other VNet source is denied."""
     lustre = spec.storage.shared.kind == "lustre"
     own = str(storage_subnet_cidr(spec.network.cidr))
-    sources = [node_subnet, own] if lustre else [node_subnet]
-    return [
+    rules = [
         network.SecurityRuleArgs(name="allow-clients", priority=100, direction="Inbound", access="Allow",
-                                 protocol="Tcp", source_port_range="*", source_address_prefixes=sources,
+                                 protocol="Tcp", source_port_range="*", source_address_prefixes=[node_subnet],
                                  destination_address_prefix=own,
                                  destination_port_ranges=LUSTRE_PORTS if lustre else NFS_PORTS),
         network.SecurityRuleArgs(name="deny-vnet-inbound", priority=4000, direction="Inbound", access="Deny",
                                  protocol="*", source_port_range="*", source_address_prefix="VirtualNetwork",
                                  destination_address_prefix="*", destination_port_range="*"),
     ]
+    if lustre:
+        rules.insert(1, network.SecurityRuleArgs(
+            name="allow-filesystem-hosts", priority=110, direction="Inbound", access="Allow", protocol="*",
+            source_port_range="*", source_address_prefix=own, destination_address_prefix=own,
+            destination_port_range="*"))
+    return rules
 
 
 def storage_account_name(stack: str, name: str) -> str:

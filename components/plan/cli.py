@@ -21,10 +21,6 @@ from ..catalog.datadir import use_data_dir
 from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.raw import raw_problems
 from .diff_cli import add_commands as add_review_commands
-from .render import plan_json, print_plan
-from .runner import run_program
-from .stackfile import CLUSTER_KEY, apply_overrides, read_stack_config, stack_name
-from .userdata import node_user_data
 
 BAD_INPUT = 2
 INTERNAL_ERROR = 1
@@ -72,9 +68,14 @@ def _one_line(err: BaseException) -> str:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    # Imported here: `gpufleet select` and `catalog` must not pay for the Pulumi SDK (select: 1 s per process).
+    # Imported here: `gpufleet select` and `catalog` must not pay for the Pulumi SDK, the mock runtime or the plan
+    # renderer (select: 1 s per process, benchmarks/select_speed.py).
     import pulumi
 
+    from .render import plan_json, print_plan
+    from .runner import run_program
+    from .stackfile import CLUSTER_KEY, apply_overrides, read_stack_config, stack_name
+    from .userdata import node_user_data
 
     console = Console(soft_wrap=False, width=160)
     use_data_dir(args.data_dir)  # the program selects through load_catalog(), which reads this folder
@@ -100,6 +101,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def _check_cluster_value(cluster: object) -> None:
     """The program gets the spec as JSON: refuse what JSON cannot carry (dates, sets, `.inf`) here, by field."""
+    from .stackfile import CLUSTER_KEY
+
     if cluster is None:
         raise SpecError([Problem(CLUSTER_KEY, MISSING, "required: the stack file's `config:` needs a `gpufleet:cluster:` "
                                  "mapping, as stacks/Pulumi.aws-dev.yaml has")])

@@ -19,9 +19,11 @@ AZURE_ROLE_NAMES = ("AcrPull", "Reader", "Storage Blob Data Reader", "Storage Bl
                     "User Access Administrator")
 
 ADMIN_AWS = re.compile(r":policy/(AdministratorAccess|PowerUserAccess|IAMFullAccess)$")
+# By name and by role definition GUID (Microsoft's built-in roles table, "Privileged"): Owner, Contributor, User Access
+# Administrator, Role Based Access Control Administrator.
 ADMIN_AZURE = {"owner", "contributor", "user access administrator", "role based access control administrator",
                "8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "b24988ac-6180-42a0-ab88-20f7382dd24c",
-               "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"}
+               "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9", "f58310d9-a9f6-439a-9e8d-f62e7b41a168"}
 ADMIN_GCP = {"roles/owner", "roles/editor", "roles/resourcemanager.projectIamAdmin", "roles/iam.securityAdmin"}
 # Google's lustre-client-binaries apt repository serves Ubuntu 22.04 (cluster-toolkit's Managed Lustre client
 # install script: "The client modules currently only support Rocky 8, and Ubuntu 22.04").
@@ -76,6 +78,8 @@ def shared_storage_fits_service(spec: ClusterSpec) -> list[Problem]:
             tier = f" at {shared_tier(spec)} MB/s per TiB" if shared.kind == "lustre" else ""
             problems.append(Problem("storage.shared.capacity_gib", shared.capacity_gib,
                                     f"{service.service}{tier} takes {sizing.describe()}"))
+        elif spec.cloud == "azure" and shared.kind == "lustre":
+            problems += _amlfs_fits_subnet(spec, shared.capacity_gib)
     if shared.data_repository and (spec.cloud != "aws" or shared.kind != "lustre" or shared.existing_id):
         problems.append(Problem("storage.shared.data_repository", shared.data_repository,
                                 "an S3 data repository links only to an FSx for Lustre filesystem gpufleet creates "
@@ -87,6 +91,27 @@ def shared_storage_fits_service(spec: ClusterSpec) -> list[Problem]:
                                 "place a new filesystem subnet in your VNet: create the filesystem there and give its "
                                 "resource id as existing_id, or use network.existing_resource_group"))
     return problems
+
+
+# Microsoft's "Network size requirements" for AMLFS (amlfs-prerequisites.md, read 2026-12-03): the largest capacity, in
+# TiB, each filesystem subnet prefix holds (a rough estimate, Microsoft says).
+AMLFS_TIB_BY_PREFIX = {27: 16, 26: 40, 25: 92, 24: 196, 23: 400}
+
+
+def amlfs_subnet_prefix(vnet_prefix: int) -> int:
+    """The prefix of the filesystem subnet gpufleet creates (azure/storage.py storage_subnet_cidr): a /24 in the VNet's
+    second half, or that whole half in a VNet smaller than a /23."""
+    return max(24, vnet_prefix + 1)
+
+
+def _amlfs_fits_subnet(spec: ClusterSpec, capacity_gib: int) -> list[Problem]:
+    prefix = amlfs_subnet_prefix(spec.network.cidr.prefixlen)
+    limit_tib = AMLFS_TIB_BY_PREFIX.get(prefix, 0)
+    if capacity_gib <= limit_tib * 1024:
+        return []
+    return [Problem("storage.shared.capacity_gib", capacity_gib, f"at most {limit_tib * 1024:,} GiB ({limit_tib} TiB): "
+                    f"gpufleet puts Azure Managed Lustre in a /{prefix} subnet, which Microsoft sizes for up to "
+                    f"{limit_tib} TiB; create a larger filesystem yourself in a bigger subnet and pass its existing_id")]
 
 
 EXISTING_ID_FORMS = {

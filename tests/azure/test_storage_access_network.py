@@ -46,8 +46,14 @@ def test_lustre_ports_only_between_the_node_subnet_and_the_filesystem_subnet():
     result = cached_plan(LUSTRE)
     fs = nsg_rules(result, "gpufleet-fs-nsg")
     assert fs["allow-clients"]["destinationPortRanges"] == ["988", "1019-1023"]
-    assert fs["allow-clients"]["sourceAddressPrefixes"] == ["10.0.0.0/17", "10.0.128.0/24"]
+    assert fs["allow-clients"]["sourceAddressPrefixes"] == ["10.0.0.0/17"]
     assert fs["deny-vnet-inbound"]["access"] == "Deny"
+    # Microsoft's AMLFS NSG guidance: any port between the filesystem's own hosts (deployed over SSH, TCP 22),
+    # ahead of the VNet deny; only inside the filesystem subnet.
+    hosts = fs["allow-filesystem-hosts"]
+    assert (hosts["sourceAddressPrefix"], hosts["destinationAddressPrefix"]) == ("10.0.128.0/24", "10.0.128.0/24")
+    assert (hosts["protocol"], hosts["destinationPortRange"], hosts["access"]) == ("*", "*", "Allow")
+    assert hosts["priority"] < fs["deny-vnet-inbound"]["priority"]
     nodes = nsg_rules(result, "gpufleet-nsg")
     assert nodes["allow-lustre-from-filesystem"]["sourceAddressPrefix"] == "10.0.128.0/24"
     assert set(nodes) - set(nsg_rules(cached_plan(ND), "gpufleet-nsg")) == {"allow-lustre-from-filesystem"}
@@ -62,6 +68,7 @@ def test_nfs_is_a_private_azure_files_share_with_2049_only():
     assert share["enabledProtocols"] == "NFS" and share["shareQuota"] == 1024
     assert one(result, "azure-native:privatedns:PrivateZone").inputs["privateZoneName"] == "privatelink.file.core.windows.net"
     assert nsg_rules(result, "gpufleet-fs-nsg")["allow-clients"]["destinationPortRanges"] == ["2049"]
+    assert "allow-filesystem-hosts" not in nsg_rules(result, "gpufleet-fs-nsg")
     assert "allow-lustre-from-filesystem" not in nsg_rules(result, "gpufleet-nsg")
     assert f"GPUFLEET_SHARED_SOURCE='{account['accountName']}.file.core.windows.net:/{account['accountName']}/shared'" \
         in custom_data(result)
@@ -70,6 +77,15 @@ def test_nfs_is_a_private_azure_files_share_with_2049_only():
 def test_amlfs_capacity_steps_per_sku():
     assert "multiple of 8,192 GiB" in refusal({**ND, "storage": {"shared": {"kind": "lustre", "capacity_gib": 10000,
                                                                              "throughput": 250}}})
+
+
+def test_amlfs_larger_than_its_subnet_holds_is_refused():
+    """AMLFS-40 goes to 768 TiB, but the /24 gpufleet creates holds 196 TiB (Microsoft's subnet size table)."""
+    big = {**ND, "storage": {"shared": {"kind": "lustre", "capacity_gib": 240 * 1024, "throughput": 40}}}
+    text = refusal(big)
+    assert "storage.shared.capacity_gib" in text and "/24" in text and "196 TiB" in text
+    ok = {**ND, "storage": {"shared": {"kind": "lustre", "capacity_gib": 192 * 1024, "throughput": 40}}}
+    assert cached_plan(ok)
 
 
 def test_role_assignments_for_each_scale_set_identity_and_admin_refusal():
@@ -83,6 +99,9 @@ def test_role_assignments_for_each_scale_set_identity_and_admin_refusal():
     assert result.outputs["node_role_assignments"][1] == "AcrPull on the subscription"
     owner = {**ND, "access": {"ssh_public_key": KEY, "role_assignments": [{"role": "Owner", "scope": ACCOUNT}]}}
     assert "access.allow_admin: true" in refusal(owner)
+    rbac_admin = "/providers/Microsoft.Authorization/roleDefinitions/f58310d9-a9f6-439a-9e8d-f62e7b41a168"
+    by_guid = {**ND, "access": {"ssh_public_key": KEY, "role_assignments": [{"role": rbac_admin, "scope": ACCOUNT}]}}
+    assert "access.allow_admin: true" in refusal(by_guid)
 
 
 def test_existing_resource_group_creates_no_group():

@@ -105,12 +105,12 @@ def test_bad_stack_files_exit_2_with_line_and_column(capsys, tmp_path, text, ove
 
 
 def test_an_internal_error_is_one_line_with_a_debug_hint(capsys, monkeypatch):
-    import gpufleet.plan.cli as cli
+    import gpufleet.plan.runner as runner  # the CLI imports it when `plan` runs (select must not pay for it)
 
     def broken(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(cli, "run_program", broken)
+    monkeypatch.setattr(runner, "run_program", broken)
     code, text = run(capsys, "plan", "aws-dev")
     assert code == 1 and "Traceback" not in text and "rerun with --debug" in text and len(text.splitlines()) == 1
     with pytest.raises(KeyError):
