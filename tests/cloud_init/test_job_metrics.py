@@ -64,6 +64,11 @@ def test_each_job_in_the_slice_gets_cpu_memory_and_tasks_from_its_cgroup(collect
     assert "# TYPE gpufleet_job_cpu_seconds_total counter" in text and "# TYPE gpufleet_job_tasks gauge" in text
 
 
+def test_the_job_dashboard_knows_exactly_the_metrics_the_collector_writes(collector, tmp_path):
+    from gpufleet.monitoring.dashboards import JOB_METRICS
+    assert {metric for metric, _ in samples(collect(collector, CGROUP, tmp_path / "state"))} == set(JOB_METRICS)
+
+
 def test_the_output_passes_promtool_check_metrics(collector, tmp_path):
     text = collect(collector, CGROUP, tmp_path / "state")
     result = promtool_check_metrics(text)
