@@ -22,7 +22,7 @@ from pathlib import Path
 
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableRefresh
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh
 
 DATASOURCE_UID = "gpufleet-prometheus"
 DATASOURCE = DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
@@ -154,9 +154,11 @@ def node_jobs(pricing: NodePricing) -> dict:
 
 
 def _multi(name: str, label: str, query: str) -> dashboard.QueryVariable:
-    """A query variable that can hold several values; "All" is the regex `.+` so new jobs show without a refresh."""
+    """A query variable that can hold several values, on "All" at first; "All" is the regex `.+`, so a job that
+    started after the page loaded shows too."""
+    every = VariableOption(selected=True, text=["All"], value=["$__all"])
     return (dashboard.QueryVariable(name).label(label).datasource(DATASOURCE).query(query).multi(True)
-            .include_all(True).all_value(".+").refresh(VariableRefresh.ON_TIME_RANGE_CHANGED))
+            .include_all(True).all_value(".+").current(every).refresh(VariableRefresh.ON_TIME_RANGE_CHANGED))
 
 
 def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:

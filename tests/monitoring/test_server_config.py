@@ -172,7 +172,9 @@ def test_the_job_view_selects_every_panel_by_job_and_node(loaded_boards):
     board = loaded_boards["gpufleet-jobs.json"]
     variables = {v.name: v for v in board.templating.list_val}
     assert variables["hpc_job"].query == 'label_values(gpufleet_job_cpu_seconds_total{node=~"$node"}, hpc_job)'
-    assert variables["hpc_job"].multi and variables["hpc_job"].include_all and variables["hpc_job"].all_value == ".+"
+    for name in ("node", "hpc_job"):
+        assert variables[name].multi and variables[name].include_all and variables[name].all_value == ".+"
+        assert variables[name].current.value == ["$__all"]
     titles = set()
     for panel in _panels(board):
         titles.add(panel.title)
