@@ -50,6 +50,9 @@ MIG = (LIB + "boot.d/30-mig",)
 DCGM = (LIB + "install.d/70-dcgm",)
 DCGM_EXPORTER = (SYSTEMD_DIR + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exporter", "etc/gpufleet/dcgm-counters.csv")
 NODE_EXPORTER = (LIB + "install.d/71-node-exporter", SYSTEMD_DIR + "gpufleet-node-exporter.service")
+# Per-job metrics of the job slice, published through node_exporter's textfile collector.
+JOB_METRICS = (LIB + "job-metrics", SYSTEMD_DIR + "gpufleet-job-metrics.service",
+               SYSTEMD_DIR + "gpufleet-job-metrics.timer")
 LOCAL_NVME = (LIB + "boot.d/05-local-nvme",)
 SHARED_STORAGE = (LIB + "boot.d/06-shared-storage",)
 SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service")
@@ -85,6 +88,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.dcgm_exporter or config.health_dcgm_diag, DCGM),
         (config.dcgm_exporter, DCGM_EXPORTER),
         (config.node_exporter, NODE_EXPORTER),
+        (config.node_exporter and config.isolation is not None, JOB_METRICS),
         (config.spot_watcher, SPOT_WATCHER),
         (config.cloud in HEALTH_ENDPOINT_CLOUDS, HEALTH_ENDPOINT),
         (config.cloud == "aws" and config.image_kind != "driver-ready", AWS_API),
@@ -104,10 +108,12 @@ def static_parts(config: BootConfig) -> list[Part]:
 
 
 def units_to_enable(config: BootConfig) -> list[str]:
-    """Unit names written for `config` that are enabled at install (drop-ins and slices are not)."""
+    """Unit names written for `config` that are enabled at install (drop-ins and slices are not, nor a service that
+    its timer starts)."""
     names = [p[len(SYSTEMD_DIR):] for p in selected_paths(config) if p.startswith(SYSTEMD_DIR)]
     names += ["gpufleet-triton.service"] if config.triton else []
-    return [n for n in names if "/" not in n and n.endswith((".service", ".target"))]
+    timed = {n.removesuffix(".timer") + ".service" for n in names if n.endswith(".timer")}
+    return [n for n in names if "/" not in n and n.endswith((".service", ".target", ".timer")) and n not in timed]
 
 
 KEPT_COMMENTS = ("#!", "# shellcheck")

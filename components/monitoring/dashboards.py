@@ -1,10 +1,13 @@
 """Grafana dashboards as code, built with Grafana's own grafana-foundation-sdk (pinned in requirements.txt).
 
-Two dashboards: the cluster overview (GPU health, utilisation, memory, power, temperature, XID / ECC / row remaps,
-NVLink, InfiniBand/EFA and NIC throughput, and the cost panels) and a per-node view of what jobs get (host CPU and
-memory beside each GPU). Every query uses only metrics from the node's dcgm-exporter counters file
-(cloud_init/files/etc/gpufleet/dcgm-counters.csv) or node_exporter; tests load the JSON back through the SDK's model
-and check that. Cost comes from the catalog: `$usd_per_node_hour` times the nodes answering, and the share of it
+Three dashboards: the cluster overview (GPU health, utilisation, memory, power, temperature, XID / ECC / row remaps,
+NVLink, InfiniBand/EFA and NIC throughput, and the cost panels), a per-node view (host CPU and memory beside each
+GPU, and the job on each GPU) and the job view: each job in `gpufleet-jobs.slice`, by the `hpc_job` label that
+dcgm-exporter puts on the GPUs `gpufleet-run` recorded for the job and that the node's job-metrics collector puts on
+the job's cgroup figures. Every query uses only metrics from the node's dcgm-exporter counters file
+(cloud_init/files/etc/gpufleet/dcgm-counters.csv), node_exporter or the job-metrics collector (JOB_METRICS); tests
+load the JSON back through the SDK's model and check that. A GPU shared by two jobs is exported once per job, so
+counts of GPUs go through `count by (node, gpu)`. Cost comes from the catalog: `$usd_per_node_hour` times the nodes answering, and the share of it
 spent on GPUs below 5% utilisation for 30 minutes (the GpuIdle alert's question, in money). Prices are per node,
 never per cluster, so a change of node count leaves the dashboards (and the server's user data) as they are.
 """
@@ -19,14 +22,21 @@ from pathlib import Path
 
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import DataSourceRef
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh
 
 DATASOURCE_UID = "gpufleet-prometheus"
 DATASOURCE = DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
 GPU = '{node="$node"}'
-IDLE_GPU = "(avg_over_time(DCGM_FI_DEV_GPU_UTIL[30m]) < 5)"
+# Idle: every series of the GPU in the window (one per job it ran, see the module doc) averaged under 5%.
+IDLE_GPU = "(max by (node, gpu) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[30m])) < 5)"
 MEMORY_PERCENT = ("100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + DCGM_FI_DEV_FB_RESERVED)")
 PER_GPU = "{{node}} GPU {{gpu}}"
+# What the node's job-metrics collector exports (cloud_init/files/usr/local/lib/gpufleet/job-metrics).
+JOB_METRICS = ("gpufleet_job_cpu_seconds_total", "gpufleet_job_memory_bytes", "gpufleet_job_memory_peak_bytes",
+               "gpufleet_job_tasks")
+JOB = '{hpc_job=~"$hpc_job",node=~"$node"}'
+PER_JOB = "{{hpc_job}}"
+GPU_JOB = "GPU {{gpu}} {{hpc_job}}"
 NODES_UP = 'sum(up{job="gpufleet-node"})'
 # Mixed markets: the first `$base_nodes` nodes are on demand, the rest spot.
 CLUSTER_COST = (f"clamp_max({NODES_UP}, $base_nodes) * $usd_per_base_node_hour"
@@ -74,7 +84,7 @@ def cluster_overview(pricing: NodePricing, gpus_per_node: int) -> dict:
         .with_variable(_constant("base_nodes", pricing.base_nodes, "On-demand base nodes"))
         .with_variable(_constant("gpus_per_node", gpus_per_node, "GPUs per node"))
         .with_row(dashboard.Row("Health"))
-        .with_panel(_stat("GPUs reporting", "none", "count(DCGM_FI_DEV_GPU_TEMP)"))
+        .with_panel(_stat("GPUs reporting", "none", "count(count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP))"))
         .with_panel(_stat("GPUs expected", "none", 'sum(up{job="gpufleet-node"}) * $gpus_per_node'))
         .with_panel(_stat("Exporters down", "none", 'count(up{job=~"gpufleet-.*"} == 0) or vector(0)'))
         .with_panel(_stat("Nodes failing the boot check", "none", "count(gpufleet_node_healthy == 0) or vector(0)"))
@@ -129,9 +139,9 @@ def node_jobs(pricing: NodePricing) -> dict:
         .readonly().time("now-3h", "now").refresh("1m")
         .with_variable(node)
         .with_variable(_constant("usd_per_node_hour", pricing.usd_per_node_hour, "USD per node-hour (catalog)"))
-        .with_panel(_series("GPU utilisation", "percent", (f"DCGM_FI_DEV_GPU_UTIL{GPU}", "GPU {{gpu}}")))
-        .with_panel(_series("SM activity", "percentunit", (f"DCGM_FI_PROF_SM_ACTIVE{GPU}", "GPU {{gpu}}")))
-        .with_panel(_series("GPU memory used", "decmbytes", (f"DCGM_FI_DEV_FB_USED{GPU}", "GPU {{gpu}}")))
+        .with_panel(_series("GPU utilisation", "percent", (f"DCGM_FI_DEV_GPU_UTIL{GPU}", GPU_JOB)))
+        .with_panel(_series("SM activity", "percentunit", (f"DCGM_FI_PROF_SM_ACTIVE{GPU}", GPU_JOB)))
+        .with_panel(_series("GPU memory used", "decmbytes", (f"DCGM_FI_DEV_FB_USED{GPU}", GPU_JOB)))
         .with_panel(_series("PCIe throughput", "Bps", (f"rate(DCGM_FI_PROF_PCIE_TX_BYTES{GPU}[5m])", "GPU {{gpu}} tx"),
                             (f"rate(DCGM_FI_PROF_PCIE_RX_BYTES{GPU}[5m])", "GPU {{gpu}} rx")))
         .with_panel(_series("Host CPU busy", "percentunit",
@@ -143,11 +153,62 @@ def node_jobs(pricing: NodePricing) -> dict:
     return builder.build().to_json()
 
 
+def _multi(name: str, label: str, query: str) -> dashboard.QueryVariable:
+    """A query variable that can hold several values, on "All" at first; "All" is the regex `.+`, so a job that
+    started after the page loaded shows too."""
+    every = VariableOption(selected=True, text=["All"], value=["$__all"])
+    return (dashboard.QueryVariable(name).label(label).datasource(DATASOURCE).query(query).multi(True)
+            .include_all(True).all_value(".+").current(every).refresh(VariableRefresh.ON_TIME_RANGE_CHANGED))
+
+
+def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:
+    """Each job in gpufleet-jobs.slice across the chosen nodes: what it gets of its GPUs and of the host, and what
+    its idle GPUs cost. A job that runs under one name on several nodes is summed over them."""
+    builder = (
+        dashboard.Dashboard("gpufleet: jobs (gpufleet-jobs.slice)").uid("gpufleet-jobs").tags(["gpufleet", "gpu"])
+        .readonly().time("now-6h", "now").refresh("1m")
+        .with_variable(_multi("node", "Node", 'label_values(up{job="gpufleet-node"}, node)'))
+        .with_variable(_multi("hpc_job", "Job", 'label_values(gpufleet_job_cpu_seconds_total{node=~"$node"}, hpc_job)'))
+        .with_variable(_constant("usd_per_node_hour", pricing.usd_per_node_hour, "USD per node-hour (catalog)"))
+        .with_variable(_constant("gpus_per_node", gpus_per_node, "GPUs per node"))
+        .with_row(dashboard.Row("Jobs"))
+        .with_panel(_stat("Jobs running", "none", f"count(count by (hpc_job) (gpufleet_job_cpu_seconds_total{JOB}))"
+                          " or vector(0)"))
+        .with_panel(_stat("GPUs held by jobs", "none",
+                          f"count(count by (node, gpu) (DCGM_FI_DEV_GPU_UTIL{JOB})) or vector(0)"))
+        .with_panel(_stat("Idle GPUs held by jobs", "none",
+                          f"count(max by (node, gpu) (avg_over_time(DCGM_FI_DEV_GPU_UTIL{JOB}[30m])) < 5)"
+                          " or vector(0)"))
+        .with_panel(_stat("Idle GPU spend of jobs (USD/h)", "currencyUSD",
+                          f"(count(max by (node, gpu) (avg_over_time(DCGM_FI_DEV_GPU_UTIL{JOB}[30m])) < 5)"
+                          " or vector(0)) * $usd_per_node_hour / $gpus_per_node"))
+        .with_row(dashboard.Row("GPUs of each job (dcgm-exporter, hpc_job label)"))
+        .with_panel(_series("GPU utilisation (mean of the job's GPUs)", "percent",
+                            (f"avg by (hpc_job) (DCGM_FI_DEV_GPU_UTIL{JOB})", PER_JOB)))
+        .with_panel(_series("SM activity (mean of the job's GPUs)", "percentunit",
+                            (f"avg by (hpc_job) (DCGM_FI_PROF_SM_ACTIVE{JOB})", PER_JOB)))
+        .with_panel(_series("GPU memory used", "mbytes", (f"sum by (hpc_job) (DCGM_FI_DEV_FB_USED{JOB})", PER_JOB)))
+        .with_panel(_series("GPUs", "none", (f"count by (hpc_job) (DCGM_FI_DEV_GPU_UTIL{JOB})", PER_JOB)))
+        .with_panel(_series("GPU power", "watt", (f"sum by (hpc_job) (DCGM_FI_DEV_POWER_USAGE{JOB})", PER_JOB)))
+        .with_panel(_series("GPU utilisation per node and GPU", "percent",
+                            (f"DCGM_FI_DEV_GPU_UTIL{JOB}", "{{hpc_job}} {{node}} GPU {{gpu}}")))
+        .with_row(dashboard.Row("Host use of each job (cgroup v2, job-metrics collector)"))
+        .with_panel(_series("CPU (cores busy)", "none",
+                            (f"sum by (hpc_job) (rate(gpufleet_job_cpu_seconds_total{JOB}[5m]))", PER_JOB), width=8))
+        .with_panel(_series("Memory", "bytes", (f"sum by (hpc_job) (gpufleet_job_memory_bytes{JOB})", PER_JOB),
+                            (f"max by (hpc_job) (gpufleet_job_memory_peak_bytes{JOB})", "{{hpc_job}} peak (one node)"),
+                            width=8))
+        .with_panel(_series("Processes and threads", "none", (f"sum by (hpc_job) (gpufleet_job_tasks{JOB})", PER_JOB),
+                            width=8))
+    )
+    return builder.build().to_json()
+
+
 @lru_cache(maxsize=32)
 def dashboards(pricing: NodePricing, gpus_per_node: int) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs."""
     boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node),
-              "gpufleet-node-jobs.json": node_jobs(pricing)}
+              "gpufleet-node-jobs.json": node_jobs(pricing), "gpufleet-jobs.json": jobs(pricing, gpus_per_node)}
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}
 
 

@@ -83,7 +83,8 @@ def test_secrets_go_to_secure_string_parameters_and_nowhere_else():
 def test_dev_cluster_has_no_server_but_exports_dashboards_and_rules():
     result = cached_plan(DEV)
     assert of_type(result, "aws:ec2/instance:Instance") == []
-    assert set(result.outputs["grafana_dashboards"]) == {"gpufleet-overview.json", "gpufleet-node-jobs.json"}
+    assert set(result.outputs["grafana_dashboards"]) == {"gpufleet-overview.json", "gpufleet-node-jobs.json",
+                                                          "gpufleet-jobs.json"}
     assert "GpuFatalXid" in result.outputs["prometheus_alert_rules"]
 
 

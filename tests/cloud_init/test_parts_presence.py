@@ -59,6 +59,9 @@ PARTS = [
                        "/etc/gpufleet/dcgm-counters.csv"], lambda s: s.spec.node.exporters.dcgm),
     ("node_exporter", [LIB + "install.d/71-node-exporter", UNITS + "gpufleet-node-exporter.service"],
      lambda s: s.spec.node.exporters.node),
+    ("per-job metrics of the job slice (textfile collector and its timer)",
+     [LIB + "job-metrics", UNITS + "gpufleet-job-metrics.service", UNITS + "gpufleet-job-metrics.timer"],
+     lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled),
     ("health endpoint for the cloud's repair probes",
      ["/usr/local/sbin/gpufleet-health-endpoint", UNITS + "gpufleet-health-endpoint.service"],
      lambda s: s.spec.cloud in ("gcp", "azure")),
@@ -73,7 +76,9 @@ ENABLED_UNITS = [("gpufleet-boot.service", _always), ("gpufleet-health.service",
                  ("gpufleet-node.target", _always), ("gpufleet-mps.service", lambda s: s.spec.node.mps.enabled),
                  ("gpufleet-dcgm-exporter.service", lambda s: s.spec.node.exporters.dcgm),
                  ("gpufleet-node-exporter.service", lambda s: s.spec.node.exporters.node),
-                 ("gpufleet-watcher.service", _spot)]
+                 ("gpufleet-watcher.service", _spot),
+                 ("gpufleet-job-metrics.timer", lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled),
+                 ("gpufleet-job-metrics.service", lambda s: False)]  # started by its timer, never enabled
 MINIMAL_NODE = {"isolation": {"enabled": False}, "exporters": {"dcgm": False, "node": False},
                 "container_runtime": "none"}
 

@@ -14,7 +14,7 @@ import yaml
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models.dashboard import Dashboard, RowPanel
 
-from gpufleet.monitoring.dashboards import NodePricing, dashboards
+from gpufleet.monitoring.dashboards import JOB_METRICS, NodePricing, dashboards
 from gpufleet.monitoring.scrape import aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
 from gpufleet.monitoring.server import paths
 from gpufleet.monitoring.server.cloud_config import ServerSettings, server_user_data
@@ -37,7 +37,7 @@ NODE_EXPORTER = {"up", "node_cpu_seconds_total", "node_memory_MemAvailable_bytes
                  "node_network_transmit_bytes_total", "node_infiniband_port_data_received_bytes_total",
                  "node_infiniband_port_data_transmitted_bytes_total", "gpufleet_node_healthy"}
 PROMQL_WORDS = {"sum", "by", "count", "rate", "clamp_max", "clamp_min", "increase", "avg", "avg_over_time", "or", "vector", "and", "node",
-                "job", "mode", "device", "label_values", "gpu"}
+                "job", "mode", "device", "label_values", "gpu", "max", "hpc_job"}
 
 
 def user_data(cloud: str, alerts: dict | None = None) -> dict:
@@ -148,7 +148,7 @@ def test_dashboards_load_back_through_the_sdk_model(loaded_boards):
 
 def test_every_dashboard_metric_is_exported_by_the_nodes(loaded_boards):
     exported = {line.split(",")[0].strip() for line in COUNTERS.read_text().splitlines()
-                if line.strip() and not line.startswith("#")} | NODE_EXPORTER
+                if line.strip() and not line.startswith("#")} | NODE_EXPORTER | set(JOB_METRICS)
     for name, board in loaded_boards.items():
         for panel in _panels(board):
             assert panel.targets, f"{name}: panel {panel.title!r} has no query"
@@ -156,6 +156,60 @@ def test_every_dashboard_metric_is_exported_by_the_nodes(loaded_boards):
                 expr = re.sub(r'\{[^}]*\}|\[[^\]]*\]|"[^"]*"|\$\w+', "", target.expr)
                 metrics = set(re.findall(r"\b[a-zA-Z_][a-zA-Z0-9_]*\b", expr)) - PROMQL_WORDS
                 assert metrics and metrics <= exported, f"{name}/{panel.title}: {sorted(metrics - exported)}"
+
+
+def test_every_variable_query_names_an_exported_metric(loaded_boards):
+    exported = {line.split(",")[0].strip() for line in COUNTERS.read_text().splitlines()
+                if line.strip() and not line.startswith("#")} | NODE_EXPORTER | set(JOB_METRICS)
+    for name, board in loaded_boards.items():
+        for variable in board.templating.list_val:
+            if variable.type_val == "query":
+                metric = re.match(r"label_values\((\w+)", variable.query)
+                assert metric and metric[1] in exported, f"{name}: ${variable.name} queries {variable.query!r}"
+
+
+def test_the_job_view_selects_every_panel_by_job_and_node(loaded_boards):
+    board = loaded_boards["gpufleet-jobs.json"]
+    variables = {v.name: v for v in board.templating.list_val}
+    assert variables["hpc_job"].query == 'label_values(gpufleet_job_cpu_seconds_total{node=~"$node"}, hpc_job)'
+    for name in ("node", "hpc_job"):
+        assert variables[name].multi and variables[name].include_all and variables[name].all_value == ".+"
+        assert variables[name].current.value == ["$__all"]
+    titles = set()
+    for panel in _panels(board):
+        titles.add(panel.title)
+        for target in panel.targets:
+            assert '{hpc_job=~"$hpc_job",node=~"$node"}' in target.expr, f"{panel.title}: {target.expr}"
+    assert {"GPU utilisation (mean of the job's GPUs)", "GPU memory used", "CPU (cores busy)", "Memory",
+            "Idle GPU spend of jobs (USD/h)"} <= titles
+    used = {m for panel in _panels(board) for t in panel.targets for m in re.findall(r"gpufleet_job_\w+", t.expr)}
+    assert used == set(JOB_METRICS)
+
+
+def test_gpu_counts_do_not_double_a_gpu_shared_by_two_jobs(loaded_boards):
+    """dcgm-exporter exports a GPU once per job in its mapping file; counts of GPUs dedupe by (node, gpu)."""
+    for name, board in loaded_boards.items():
+        for panel in _panels(board):
+            for target in panel.targets:
+                for counted in re.findall(r"\bcount\((\w+)", target.expr):
+                    assert not counted.startswith("DCGM_"), f"{name}/{panel.title}: {target.expr}"
+
+
+def test_every_dashboard_query_is_promql_that_promtool_accepts(loaded_boards, tmp_path):
+    """Each query, with the dashboard variables filled in, as a recording rule for `promtool check rules`."""
+    rules = []
+    for board in loaded_boards.values():
+        for panel in _panels(board):
+            for target in panel.targets:
+                expr = re.sub(r"\$(node|hpc_job)\b", ".+", target.expr)
+                expr = re.sub(r"\$\w+", "2", expr)
+                rules.append({"record": f"gpufleet:dashboard_query_{len(rules)}", "expr": expr})
+    (tmp_path / "queries.yml").write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
+    promtool = require_tool("promtool", "install it with `apt-get install -y prometheus`")
+    result = subprocess.run([promtool, "check", "rules", "queries.yml"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"SUCCESS: {len(rules)} rules found" in result.stdout
 
 
 def test_cost_panels_use_the_catalog_price(loaded_boards):

@@ -93,6 +93,16 @@ def test_user_data_boots_twice_cleanly(image, tmp_path, stack, cloud):
         # The watcher ran inside the VM against the fake metadata service.
         assert reports[1]["units"]["gpufleet-watcher.service"][-1] == "active", reports[1]["units"]
         assert any(r.startswith("GET") or r.startswith("PUT") for r in server.requests), server.requests[:5]
+        # The job view's node side (tests/vm/guest/gpufleet-vm-report): a gpufleet-run job is in the GPU -> job
+        # file while it runs, in the job-metrics textfile from its real cgroup, and out of the file once it stops.
+        if "gpufleet-job-metrics.timer" in user_data:
+            for number, report in enumerate(reports, 1):
+                assert report["units"]["gpufleet-job-metrics.timer"][-1] == "active", (number, report["units"])
+                assert report["job_map"].split() == ["vm-job"], (number, report)
+                metrics = report["job_metrics"]
+                for name in ("gpufleet_job_cpu_seconds_total", "gpufleet_job_memory_bytes", "gpufleet_job_tasks"):
+                    assert f'{name}{{hpc_job="vm-job"}} ' in metrics, (number, name, metrics)
+                assert report["job_map_after"].split() == [], (number, report["job_map_after"])
         # Exporters whose binary never installed must not restart forever.
         for name in ("gpufleet-node-exporter.service", "gpufleet-dcgm-exporter.service"):
             state = reports[1]["units"].get(name)
