@@ -77,7 +77,7 @@ def model_read_policy(uri: str) -> dict:
     parsed = urlparse(uri)
     bucket, prefix = parsed.netloc, parsed.path.strip("/")
     objects = f"arn:aws:s3:::{bucket}/{prefix}/*" if prefix else f"arn:aws:s3:::{bucket}/*"
-    listing = {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{bucket}"}
+    listing: dict[str, object] = {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{bucket}"}
     if prefix:
         listing["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}
     return {"Version": "2012-10-17", "Statement": [
@@ -113,10 +113,10 @@ def build_serving(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], vpc_c
             f"{name}-sg-triton-{port}", security_group_id=node_group.id, ip_protocol="tcp", from_port=port,
             to_port=port, referenced_security_group_id=lb_group.id, description=f"Triton {port} from the load balancer",
             tags=tag("sg-triton"), region=spec.region, opts=opts)
-    for index, cidr in enumerate(spec.access.monitoring_cidrs):
+    for index, monitoring_cidr in enumerate(spec.access.monitoring_cidrs):
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-sg-triton-metrics-{index}", security_group_id=node_group.id, ip_protocol="tcp",
-            from_port=METRICS_PORT, to_port=METRICS_PORT, cidr_ipv4=str(cidr), tags=tag("sg-triton"), region=spec.region, opts=opts,
+            from_port=METRICS_PORT, to_port=METRICS_PORT, cidr_ipv4=str(monitoring_cidr), tags=tag("sg-triton"), region=spec.region, opts=opts,
             description="Triton metrics scrape from access.monitoring_cidrs")
     if HTTP_PORT not in ports:
         aws.vpc.SecurityGroupIngressRule(

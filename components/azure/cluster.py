@@ -19,11 +19,10 @@ import pulumi_azure_native as azure_native
 from gpufleet import cloud_init
 
 from ..args import GpuClusterArgs
-from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import plan_cluster
+from ..pipeline import ClusterPlan, plan_cluster
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
@@ -87,7 +86,7 @@ class AzureGpuCluster(GpuClusterOutputs):
         self.selection = selection
         self.publish(self._build(name, selection, custom_data, inputs))
 
-    def _build(self, name: str, selection: Selection, custom_data: str, inputs: ClusterInputs) -> dict:
+    def _build(self, name: str, selection: ClusterPlan, custom_data: pulumi.Input[str], inputs: ClusterInputs) -> dict:
         """Declares the children: network, security, storage, nodes, permissions, serving, monitoring."""
         spec = selection.spec
         tag = tagger(pulumi.get_stack(), inputs.tags)
@@ -146,7 +145,7 @@ class AzureGpuCluster(GpuClusterOutputs):
         }
 
 
-def validate(name: str, spec: ClusterSpec) -> tuple[Selection, str]:
+def validate(name: str, spec: ClusterSpec) -> tuple[ClusterPlan, str]:
     """The checked plan and the base64 customData; every problem of the spec at once, as one SpecError."""
     plan = plan_cluster(spec, name=name)
     plan_monitoring(plan)  # refuses unset `monitoring.alerts.*_secret` config keys

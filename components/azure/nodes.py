@@ -80,10 +80,10 @@ def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
 
 
 def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
-                     security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: str,
+                     security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: pulumi.Input[str],
                      tag: Tagger, opts: pulumi.ResourceOptions,
                      backend_pool_id: pulumi.Input[str] | None = None,
-                     ssh_public_key: pulumi.Input[str] | None = None) -> list[compute.VirtualMachineScaleSet]:
+                     ssh_public_key: pulumi.Input[str] | None = None) -> list[azure_native.compute.VirtualMachineScaleSet]:
     """`ssh_public_key`: the key as given (possibly another resource's output). Default: the spec's."""
     key = ssh_public_key if ssh_public_key is not None else selection.spec.access.ssh_public_key
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
@@ -93,9 +93,9 @@ def build_scale_sets(name: str, selection: Selection, single_placement_group: bo
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
                node_network: NodeNetwork, security: Security, proximity_group_id: pulumi.Input[str] | None,
-               custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions,
+               custom_data: pulumi.Input[str], tag: Tagger, opts: pulumi.ResourceOptions,
                backend_pool_id: pulumi.Input[str] | None = None,
-               ssh_public_key: pulumi.Input[str] | None = None) -> compute.VirtualMachineScaleSet:
+               ssh_public_key: pulumi.Input[str] | None = None) -> azure_native.compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
@@ -130,8 +130,8 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=scale_set_ignore_changes(spec))))
 
 
-def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan, custom_data: str,
-                key: pulumi.Input[str] | None) -> compute.VirtualMachineScaleSetOSProfileArgs:
+def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan, custom_data: pulumi.Input[str],
+                key: pulumi.Input[str] | None) -> azure_native.compute.VirtualMachineScaleSetOSProfileArgs:
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=computer_name_prefix(pulumi.get_stack(), name, plan), admin_username=ADMIN_USER,
         custom_data=custom_data,

@@ -65,7 +65,7 @@ def _child_id(lb_id: pulumi.Output[str], kind: str, name: str) -> pulumi.Output[
 def load_balancer_args(spec: ClusterSpec, lb_id: pulumi.Output[str], subnet_id: pulumi.Input[str]) -> dict:
     """The load balancer's frontend, pool, probe and one rule per Triton port; `lb_id` is its own (computed) id."""
     address = frontend_address(spec)
-    frontend = {"name": FRONTEND, "subnet": {"id": subnet_id}, "private_ip_allocation_method": "Static" if address
+    frontend: dict[str, object] = {"name": FRONTEND, "subnet": {"id": subnet_id}, "private_ip_allocation_method": "Static" if address
                 else "Dynamic", **({"private_ip_address": address} if address else {})}
     if spec.zone:
         frontend["zones"] = [spec.zone]
@@ -116,7 +116,7 @@ def container_scope(spec: ClusterSpec, subscription_id: pulumi.Input[str]) -> pu
 
 def build_load_balancer(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], subnet_id: pulumi.Input[str],
                         subscription_id: pulumi.Input[str], tag: Tagger,
-                        opts: pulumi.ResourceOptions) -> tuple[network.LoadBalancer, pulumi.Output[str]]:
+                        opts: pulumi.ResourceOptions) -> tuple[azure_native.network.LoadBalancer, pulumi.Output[str]]:
     """The load balancer and its backend pool id, which the scale set's NIC joins."""
     lb_name = f"{name}-lb"
     lb_id = pulumi.Output.concat("/subscriptions/", subscription_id, "/resourceGroups/", resource_group,

@@ -73,7 +73,7 @@ def node_storage_rules(spec: ClusterSpec, asg_id: pulumi.Input[str], priority: i
              "source_address_prefix": source, "destination_application_security_groups": [{"id": asg_id}]}]
 
 
-def filesystem_nsg_rules(spec: ClusterSpec, node_subnet: str) -> list[network.SecurityRuleArgs]:
+def filesystem_nsg_rules(spec: ClusterSpec, node_subnet: str) -> list[azure_native.network.SecurityRuleArgs]:
     """The filesystem subnet's NSG. For AMLFS, Microsoft's "Configure a network security group for Azure Managed
     Lustre" (inbound rules 110 and 111): any port and protocol between the AMLFS hosts inside their own subnet (the
     service deploys its servers over SSH, TCP 22, and they talk Lustre and more to each other), and TCP 988 and
@@ -133,7 +133,7 @@ def build_shared_storage(name: str, stack: str, spec: ClusterSpec, resource_grou
 
 
 def _azure_files(name: str, stack: str, spec: ClusterSpec, resource_group: pulumi.Input[str],
-                 vnet_id: pulumi.Input[str] | None, subnet: network.Subnet, tag: Tagger,
+                 vnet_id: pulumi.Input[str] | None, subnet: azure_native.network.Subnet, tag: Tagger,
                  opts: pulumi.ResourceOptions) -> SharedFilesystem:
     storage = azure_native.storage
     account_name = storage_account_name(stack, name)

@@ -6,7 +6,9 @@ that break this instead of dropping them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+
+import pulumi
 
 from ..tags import provenance_tags
 
@@ -15,10 +17,11 @@ COMPONENT = "AzureGpuCluster"
 Tagger = Callable[[str], dict[str, str]]
 
 
-def tagger(stack: str, user_tags: dict[str, str]) -> Tagger:
+def tagger(stack: str, user_tags: Mapping[str, pulumi.Input[str]]) -> Tagger:
     """`tag(role)` -> the tags for the child `f"{name}-{role}"`."""
 
     def tag(role: str) -> dict[str, str]:
-        return provenance_tags(stack, COMPONENT, role, user_tags)
+        values: dict = dict(user_tags)  # user values may be Outputs; Pulumi resolves them
+        return provenance_tags(stack, COMPONENT, role, values)
 
     return tag

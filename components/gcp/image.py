@@ -47,7 +47,8 @@ IMAGE_LINK = re.compile(r"^(?:https://(?:www|compute)\.googleapis\.com/compute/(
 
 @dataclass(frozen=True)
 class BootImage:
-    source: str
+    source: pulumi.Input[str]
+    """A family or image link while planning; the image the family names now once pinned (`pinned_source`)."""
     shielded: bool  # Secure Boot + vTPM + integrity monitoring: the image is known to support Shielded VM
     warning: str | None = None
 
@@ -57,7 +58,7 @@ FAMILY_LINK = re.compile(r"^projects/(?P<project>[^/]+)/global/images/family/(?P
 
 def pinned_source(image: BootImage, spec: ClusterSpec, opts: pulumi.InvokeOutputOptions) -> pulumi.Input[str]:
     """The exact image the default family names now, or the template source as given (pinned id, `track: latest`)."""
-    family = FAMILY_LINK.match(image.source)
+    family = FAMILY_LINK.match(image.source) if isinstance(image.source, str) else None
     if spec.image.id is not None or spec.image.track == "latest" or family is None:
         return image.source
     return gcp.compute.get_image_output(family=family["family"], project=family["project"], opts=opts).self_link

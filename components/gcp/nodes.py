@@ -48,7 +48,7 @@ def scheduling(spec: ClusterSpec) -> dict:
     return block
 
 
-def node_metadata(user_data: str) -> dict[str, str]:
+def node_metadata(user_data: pulumi.Input[str]) -> dict[str, pulumi.Input[str]]:
     """OS Login for SSH (IAM-controlled keys), no project-wide SSH keys, and cloud-init's user data."""
     return {"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data}
 
@@ -61,7 +61,7 @@ def base_instance_name(stack: str, name: str, unique: str) -> str:
 
 
 def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],
-                   image: BootImage, account_email: pulumi.Input[str], user_data: str,
+                   image: BootImage, account_email: pulumi.Input[str], user_data: pulumi.Input[str],
                    placement_policy: pulumi.Input[str] | None, label: Labeler, describe: Describer,
                    opts: pulumi.ResourceOptions) -> gcp.compute.InstanceTemplate:
     spec, instance = selection.spec, selection.instance

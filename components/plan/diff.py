@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from .mocks import PLACEHOLDER_SUFFIX
 from .replace_data import has_cloud_state, replace_facts
-from .userdata import USER_DATA_KEYS, node_user_data
+from .userdata import USER_DATA_KEYS, NamedInputs, node_user_data
 
 MISSING = object()
 USER_DATA_NOTE = ("Existing nodes keep their old user data until they are replaced (cloud-init runs at first "
@@ -101,8 +100,8 @@ def diff_plans(base: dict, head: dict) -> PlanDiff:
 
 def user_data_diffs(base: list[dict], head: list[dict]) -> dict[str, str]:
     """{resource name: unified diff of the decoded user data} for each node group whose user data changed."""
-    old = node_user_data([SimpleNamespace(name=r["name"], inputs=r["inputs"]) for r in base])
-    new = node_user_data([SimpleNamespace(name=r["name"], inputs=r["inputs"]) for r in head])
+    old = node_user_data([NamedInputs(r["name"], r["inputs"]) for r in base])
+    new = node_user_data([NamedInputs(r["name"], r["inputs"]) for r in head])
     diffs = {}
     for name in sorted(old.keys() | new.keys()):
         a, b = old.get(name, ""), new.get(name, "")

@@ -173,8 +173,8 @@ def diff_text(diff: PlanDiff) -> str:
         lines += [f"    {p.path}: {_plain(p.before)} -> {_plain(p.after)}"
                   + ("  (forces replacement)" if p.replaces else "")
                   for p in c.changes]
-    for c in diff.outputs:
-        lines.append(f"output {c.path}: {_plain(c.before)} -> {_plain(c.after)}")
+    for output in diff.outputs:
+        lines.append(f"output {output.path}: {_plain(output.before)} -> {_plain(output.after)}")
     lines += [f"new warning: {w}" for w in diff.warnings_added]
     lines += [f"removed warning: {w}" for w in diff.warnings_removed]
     if diff.user_data:

@@ -21,7 +21,7 @@ PLACEHOLDER_SUFFIX = "-id"
 SECRET_MASK = "[secret]"
 # Outputs the provider computes that the program reads back; answered with fixed placeholders.
 SELF_LINK_SUFFIX = "-self-link"  # GCP resources' computed `selfLink`, a placeholder like the ids
-COMPUTED_OUTPUTS = {
+COMPUTED_OUTPUTS: dict[str, dict] = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
     # Shared filesystems' addresses (storage.shared), which the nodes' user data carries.
     "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "fs-placeholder.fsx.example.amazonaws.com",

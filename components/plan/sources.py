@@ -61,7 +61,9 @@ def _load_file(spec: str) -> dict:
         raise BadSource(f"{spec}: no such plan file (expected a `gpufleet plan --json` file or git:REF:STACK)")
     try:
         document = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except UnicodeDecodeError:
+        raise BadSource(f"{spec}: not a plan (not UTF-8 text)") from None
+    except json.JSONDecodeError as err:
         raise BadSource(f"{spec}: not a plan (invalid JSON: {err.msg} at line {err.lineno})") from None
     if not isinstance(document, dict) or not isinstance(document.get("resources"), list):
         raise BadSource(f"{spec}: not a plan (expected the object `gpufleet plan --json` prints, with `resources`)")

@@ -5,16 +5,25 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .mocks import DeclaredResource
+
+
+@dataclass(frozen=True)
+class NamedInputs:
+    """A resource read back from a plan document: its name and inputs are all user data decoding needs."""
+
+    name: str
+    inputs: dict
 
 USER_DATA_KEYS = ("userData", "customData", "user-data")
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def node_user_data(resources: list[DeclaredResource]) -> dict[str, str]:
+def node_user_data(resources: Sequence[DeclaredResource | NamedInputs]) -> dict[str, str]:
     """{resource name: decoded cloud-config} for every resource that carries user data."""
     found = {}
     for resource in resources:

@@ -155,9 +155,9 @@ def admin_roles_are_opt_in(spec: ClusterSpec) -> list[Problem]:
         if grant.role.strip().lower() in ADMIN_AZURE or grant.role.rsplit("/", 1)[-1].lower() in ADMIN_AZURE:
             problems.append(Problem(f"access.role_assignments[{index}].role", grant.role, "Owner, Contributor and "
                                     "access-administrator roles need `access.allow_admin: true`; grant a narrower role"))
-    for index, grant in enumerate(access.service_account_roles):
-        if grant.role in ADMIN_GCP:
-            problems.append(Problem(f"access.service_account_roles[{index}].role", grant.role, "roles/owner, "
+    for index, account_role in enumerate(access.service_account_roles):
+        if account_role.role in ADMIN_GCP:
+            problems.append(Problem(f"access.service_account_roles[{index}].role", account_role.role, "roles/owner, "
                                     "roles/editor and IAM admin roles need `access.allow_admin: true`; grant a "
                                     "narrower role"))
     return problems

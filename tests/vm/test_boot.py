@@ -22,7 +22,7 @@ from tests.cloud_init.metadata_servers import MetadataServer
 from .image import build_image
 from .qemu import boot, install_harness, make_seed
 
-pytestmark = pytest.mark.vm
+pytestmark = [pytest.mark.vm, pytest.mark.timeout(3600)]  # each boots a VM twice under TCG
 
 TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap", "mke2fs": "e2fsprogs", "debugfs": "e2fsprogs",
          "genisoimage": "genisoimage"}
