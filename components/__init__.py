@@ -1,7 +1,7 @@
 """gpufleet: GPU clusters on AWS, Azure and GCP from one short, cloud-neutral Pulumi spec.
 
 The cloud components are imported on first use (`from gpufleet import AwsGpuCluster`), so importing the spec or the
-catalog does not load the three provider SDKs.
+catalog does not load Pulumi or the three provider SDKs (`gpufleet select` stays fast).
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .args import GpuClusterArgs
 from .spec import ClusterSpec, SpecError, parse_cluster_spec
 
 if TYPE_CHECKING:
+    from .args import GpuClusterArgs
     from .aws import AwsGpuCluster
     from .azure import AzureGpuCluster
     from .gcp import GcpGpuCluster
 
-_LAZY = {"AwsGpuCluster": ".aws", "AzureGpuCluster": ".azure", "GcpGpuCluster": ".gcp"}
+_LAZY = {"GpuClusterArgs": ".args", "AwsGpuCluster": ".aws", "AzureGpuCluster": ".azure", "GcpGpuCluster": ".gcp"}
 
 __all__ = ["AwsGpuCluster", "AzureGpuCluster", "ClusterSpec", "GcpGpuCluster", "GpuClusterArgs", "SpecError",
            "parse_cluster_spec"]
