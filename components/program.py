@@ -6,7 +6,6 @@ import pulumi
 
 from .cluster import build_cluster
 from .component import exported_outputs
-from .monitoring.secrets import read_secrets
 from .pipeline import check_cluster_input
 from .spec import SpecError
 
@@ -21,7 +20,7 @@ def declare_stack() -> None:
     if raw is None:
         raise pulumi.RunError(f"`{CONFIG_NAMESPACE}:{CONFIG_KEY}` is not set; see stacks/ for examples")
     try:
-        read_secrets(check_cluster_input(raw))  # every stage's problems at once, and unset secrets, before declaring
+        check_cluster_input(raw)  # every stage's problems at once; the component refuses unset secrets itself
         cluster = build_cluster(COMPONENT_NAME, raw)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
