@@ -209,9 +209,11 @@ def test_job_slice_gets_the_spec_limits_as_runtime_properties(node, tmp_path):
     done, fake = run(node / LIB / "boot.d/50-slice", tmp_path, env,
                      extra_env={"GPUFLEET_CGROUP_ROOT": str(tmp_path / "cgroup")})
     assert done.returncode == 0, done.stderr
-    call = (fake / "calls").read_text().strip()
-    assert call.startswith("systemctl set-property --runtime gpufleet-jobs.slice MemoryMax=85% CPUQuota=4800% "
-                           "AllowedCPUs=0-47")
+    calls = (fake / "calls").read_text().splitlines()
+    assert calls[0].startswith("systemctl set-property --runtime gpufleet-jobs.slice MemoryMax=85% CPUQuota=4800% "
+                               "AllowedCPUs=0-47")
+    # Started, so the default drain hook (`systemctl kill gpufleet-jobs.slice`) finds it loaded with no job running.
+    assert calls[1:] == ["systemctl start gpufleet-jobs.slice"]
 
 
 def test_job_slice_refuses_a_cgroup_v1_hierarchy(node, tmp_path):
