@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import cloud_init
 from gpufleet.boot import user_data_for
+from gpufleet.cloud_init import encode_user_data
+from gpufleet.cloud_init.encode import GZIPPED
 from tests.cloud_init.conftest import _stack
 from tests.cloud_init.metadata_servers import MetadataServer
 
@@ -40,8 +41,8 @@ class StackBoots:
 
 def seed_user_data(stack: str, cloud: str) -> bytes:
     """What the cloud's datasource gives cloud-init: the API's field, base64-decoded where the API takes base64."""
-    encoded = cloud_init.encode_user_data(user_data_for(_stack(stack), "gpufleet-vm"), cloud)
-    return base64.b64decode(encoded) if cloud in cloud_init.encode.GZIPPED else encoded.encode()
+    encoded = encode_user_data(user_data_for(_stack(stack), "gpufleet-vm"), cloud)
+    return base64.b64decode(encoded) if cloud in GZIPPED else encoded.encode()
 
 
 def announce(server: MetadataServer, cloud: str, spot: bool) -> str:

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.vm
 
 TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap", "mke2fs": "e2fsprogs", "debugfs": "e2fsprogs",
          "genisoimage": "genisoimage"}
-BOOT_TIMEOUT = float(os.environ.get("GPUFLEET_VM_BOOT_TIMEOUT", "900"))
+# A hang guard per boot, not a speed goal: three TCG guests share the host's cores.
+BOOT_TIMEOUT = float(os.environ.get("GPUFLEET_VM_BOOT_TIMEOUT", "1800"))
 # One stack per cloud, each with the watcher (spot on AWS and Azure; every GCP node watches host maintenance).
 # azure-train, not azure-dev: the ND H100 v5 spot node carries the InfiniBand, Fabric Manager and spot-watcher parts.
 STACKS = [("aws-train", "aws"), ("azure-train", "azure"), ("gcp-dev", "gcp")]
