@@ -132,6 +132,8 @@ FAILURES = [
     ("efa-device-missing", P5, {}, {"rdma_count": 31}, ["rdma_devices"]),
     ("efa-provider-unusable", P5, {}, {"states": {"fi_info.rc": "61"}}, ["efa_provider"]),
     ("infiniband-link-missing", ND_H100, {}, {"rdma_count": 7}, ["rdma_devices"]),
+    # No InfiniBand device at all: no port can be ACTIVE (a VM without the fabric reported "all ports ACTIVE").
+    ("infiniband-absent", ND_H100, {}, {"rdma_count": 0}, ["rdma_devices", "rdma_ports_active"]),
     ("tcpx-nic-missing", A3_HIGH, {}, {"rdma_count": 3}, ["gpu_nics"]),
     ("roce-nic-missing", A3_ULTRA, {"query.csv": H200_QUERY}, {"rdma_count": 7}, ["rdma_devices"]),
     ("dcgm-diag-fails", dict(P5, GPUFLEET_HEALTH_DCGM_DIAG="1"), {"dcgmi.txt": "dcgmi-fail.txt"},

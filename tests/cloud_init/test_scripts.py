@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ def node(tmp_path_factory) -> Path:
     for relative in ("usr/local/bin/gpufleet-run", "usr/local/sbin/gpufleet-report-health", LIB + "common.sh",
                      "usr/local/sbin/gpufleet-boot", LIB + "boot.d/10-driver", LIB + "mps-thread-limit",
                      LIB + "install.d/20-driver", LIB + "install.d/30-fabricmanager", LIB + "boot.d/50-slice",
-                     LIB + "boot.d/30-mig", "etc/profile.d/gpufleet-job-env.sh"):
+                     LIB + "boot.d/30-mig", LIB + "boot.d/20-fabricmanager", "etc/profile.d/gpufleet-job-env.sh"):
         node_script(root, relative)
     return root / "node"
 
@@ -208,9 +209,11 @@ def test_job_slice_gets_the_spec_limits_as_runtime_properties(node, tmp_path):
     done, fake = run(node / LIB / "boot.d/50-slice", tmp_path, env,
                      extra_env={"GPUFLEET_CGROUP_ROOT": str(tmp_path / "cgroup")})
     assert done.returncode == 0, done.stderr
-    call = (fake / "calls").read_text().strip()
-    assert call.startswith("systemctl set-property --runtime gpufleet-jobs.slice MemoryMax=85% CPUQuota=4800% "
-                           "AllowedCPUs=0-47")
+    calls = (fake / "calls").read_text().splitlines()
+    assert calls[0].startswith("systemctl set-property --runtime gpufleet-jobs.slice MemoryMax=85% CPUQuota=4800% "
+                               "AllowedCPUs=0-47")
+    # Started, so the default drain hook (`systemctl kill gpufleet-jobs.slice`) finds it loaded with no job running.
+    assert calls[1:] == ["systemctl start gpufleet-jobs.slice"]
 
 
 def test_job_slice_refuses_a_cgroup_v1_hierarchy(node, tmp_path):
@@ -307,3 +310,22 @@ def test_mps_control_gets_the_thread_limit_or_quit(node, tmp_path, args, percent
     assert done.returncode == 0, done.stderr
     sent = (fake / "mps-control").read_text().strip() if (fake / "mps-control").exists() else ""
     assert sent == expected
+
+
+@pytest.mark.parametrize("load, state, expected_rc, message", [
+    ("loaded", "active", 0, "nvidia-fabricmanager is active"),
+    ("not-found", "inactive", 1, "is not installed"),  # its install step failed: no 60 s wait
+    ("loaded", "failed", 1, "is not active"),
+])
+def test_fabric_manager_boot_step_ends_at_once_without_a_unit_that_can_start(node, tmp_path, load, state,
+                                                                             expected_rc, message):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "nvidia-fabricmanager.service.load").write_text(load + "\n")
+    (fake / "nvidia-fabricmanager.service.state").write_text(state + "\n")
+    started = time.monotonic()
+    done, _ = run(node / LIB / "boot.d/20-fabricmanager", tmp_path, {})
+    assert done.returncode == expected_rc and message in done.stderr, done.stderr
+    assert time.monotonic() - started < 10  # the step would poll for 60 s
+    calls = (fake / "calls").read_text() if (fake / "calls").exists() else ""
+    assert ("systemctl start nvidia-fabricmanager.service" in calls) == (load == "loaded"), calls

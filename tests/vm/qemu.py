@@ -48,8 +48,9 @@ def read_report(disk: Path) -> str:
                           text=True).stdout
 
 
-def make_seed(folder: Path, user_data: str, instance_id: str) -> Path:
-    (folder / "user-data").write_text(user_data)
+def make_seed(folder: Path, user_data: bytes, instance_id: str) -> Path:
+    """A NoCloud seed; `user_data` as the cloud's datasource hands it to cloud-init (gzip on AWS and Azure)."""
+    (folder / "user-data").write_bytes(user_data)
     (folder / "meta-data").write_text(f"instance-id: {instance_id}\nlocal-hostname: gpufleet-vm\n")
     seed = folder / "seed.iso"
     tool = shutil.which("genisoimage") or shutil.which("mkisofs")
@@ -59,8 +60,9 @@ def make_seed(folder: Path, user_data: str, instance_id: str) -> Path:
 
 
 def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, metadata_port: int | None,
-         timeout: float) -> dict:
-    """One boot until the guest powers off (or reboots: -no-reboot); returns the parsed report."""
+         timeout: float, kernel_args: str = "") -> dict:
+    """One boot until the guest powers off (or reboots: -no-reboot); returns the parsed report. `kernel_args` reach
+    the guest's report script through /proc/cmdline."""
     # The slirp network is link-local, so the clouds' metadata address (169.254.169.254) lies inside it and guestfwd
     # can serve it: the user data runs unmodified.
     nic = "user,model=virtio-net-pci,restrict=on,net=169.254.0.0/16"
@@ -68,7 +70,7 @@ def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, meta
         nic += f",guestfwd=tcp:{METADATA_ADDRESS}:80-cmd:{sys.executable} {RELAY} {metadata_port}"
     command = ["timeout", str(int(timeout)), "qemu-system-x86_64", *accelerator(), "-m", "2048", "-smp", "2",
                "-kernel", str(kernel), "-initrd", str(initrd),
-               "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet",
+               "-append", f"root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet {kernel_args}".strip(),
                "-drive", f"file={disk},if=virtio,format=raw", "-drive", f"file={seed},media=cdrom,readonly=on",
                "-nic", nic, "-nographic", "-no-reboot", "-serial", f"file:{console}", "-monitor", "none"]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
