@@ -15,6 +15,7 @@ check + forwarding rule) in front of the zonal MIG, and an autoscaler.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlparse
 
 import pulumi
@@ -60,6 +61,7 @@ def autoscaler_policy(spec: ClusterSpec) -> dict | None:
         return None
     size = fleet_size(spec)
     target = scaling.target
+    signal: dict[str, Any]
     if target.metric == "cpu_utilization":
         signal = {"cpu_utilization": {"target": target.value / 100}}
     else:

@@ -94,3 +94,15 @@ def test_azure_autoscale_is_on_the_scale_sets_cpu():
     rules = one(result, "azure-native:monitor:AutoscaleSetting").inputs["profiles"][0]["rules"]
     assert {r["metricTrigger"]["metricName"] for r in rules} == {"Percentage CPU"}
     assert PUBLISHER not in user_data_files(scaled_on("azure", "cpu_utilization", 60))
+
+
+def test_azure_scale_in_drains_through_the_terminate_notice():
+    """Azure's load balancer has no deregistration delay: the scale set holds a removed node for its Terminate
+    notice, and the node's watcher stops Triton (finishing in-flight requests) before acknowledging it."""
+    result = cached_plan(scaled_on("azure", "cpu_utilization", 60))
+    nodes = one(result, "azure-native:compute:VirtualMachineScaleSet").inputs["virtualMachineProfile"]
+    notice = nodes["scheduledEventsProfile"]["terminateNotificationProfile"]
+    assert notice == {"enable": True, "notBeforeTimeout": "PT5M"}
+    files = user_data_files(scaled_on("azure", "cpu_utilization", 60))
+    assert "systemctl stop gpufleet-triton.service" in files["/etc/gpufleet/drain-hook"]["content"]
+    assert env_of(files["/etc/gpufleet/node.env"]["content"])["GPUFLEET_SPOT_WATCHER"] == "1"
