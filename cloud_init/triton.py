@@ -22,8 +22,9 @@ STATIC = (
     "usr/local/lib/gpufleet/triton-sync",
     "usr/local/lib/gpufleet/triton-server",
 )
-# Written only where the autoscaler tracks a metric the node publishes (`scale_metric`).
+# Written only where the autoscaler tracks a metric the node publishes (`scale_metric`), with the cloud's part.
 PUBLISHER = ("etc/systemd/system/" + METRICS_UNIT, "usr/local/lib/gpufleet/triton-metrics")
+PUBLISHER_CLOUD_PART = "usr/local/lib/gpufleet/triton-metrics-{cloud}"
 # Where the node publishes each autoscaling metric, and where the cloud's autoscaler reads it. AWS: one CloudWatch
 # namespace (the node role may put metrics there only) with the dimension Cluster=<cluster name>; GCP: a custom
 # Cloud Monitoring metric per gce_instance.
@@ -152,7 +153,8 @@ def triton_parts(config: TritonConfig, cloud: str) -> list:
     header = "Triton Inference Server parameters, written by cloud-init; read by gpufleet-triton.service."
     parts = [Part(TRITON_ENV_PATH, "0644", render_env_file(triton_env_items(config, cloud), header))]
     parts += [Part(f"{CONFIG_DIR}/{model.name}/config.pbtxt", "0644", config_pbtxt(model)) for model in config.models]
-    for relative in STATIC + (PUBLISHER if config.scale_metric else ()):
+    publisher = (*PUBLISHER, PUBLISHER_CLOUD_PART.format(cloud=cloud)) if config.scale_metric else ()
+    for relative in STATIC + publisher:
         content = (INFERENCE_DIR / relative).read_text()
         mode = "0755" if content.startswith("#!") else "0644"
         text = shipped(content, relative).replace("cloud_init/files/", "cloud_init/inference/", 1)

@@ -23,8 +23,10 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    """Spot nodes everywhere, and every GCP node (host maintenance stops GPU VMs on every market)."""
-    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp"
+    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), and Azure inference
+    nodes (their scale-in drains through the Terminate notice)."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp" or (
+        s.spec.cloud == "azure" and s.spec.workload == "inference")
 
 
 # (part, node paths, condition on the Selection). Issue 3's parts 1-9 and issue 2's base profile.

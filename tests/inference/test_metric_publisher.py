@@ -102,7 +102,8 @@ class FakeCloud:
 @pytest.fixture
 def publish(tmp_path: Path):
     script = tmp_path / "triton-metrics"
-    script.write_text(shipped((INFERENCE_DIR / PUBLISHER).read_text(), PUBLISHER))
+    for relative in (PUBLISHER, f"{PUBLISHER}-aws", f"{PUBLISHER}-gcp"):  # the cloud parts lie next to it
+        (tmp_path / Path(relative).name).write_text(shipped((INFERENCE_DIR / relative).read_text(), relative))
     api = tmp_path / "gpufleet-aws"
     api.write_text(shipped(AWS_API.read_text(), "usr/local/sbin/gpufleet-aws"))
     fakes = []

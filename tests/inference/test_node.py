@@ -77,7 +77,7 @@ def test_shipped_scripts_pass_shellcheck(tmp_path):
     for path in SCRIPTS:
         (tmp_path / Path(path).name).write_text(files[path]["content"])
     for source in (INFERENCE_DIR / "usr/local/lib/gpufleet").iterdir():
-        if not source.read_text().startswith("#!/usr/bin/env python3"):  # the metric publisher is Python
+        if not source.name.startswith("triton-metrics"):  # the metric publisher is Python
             (tmp_path / f"source-{source.name}").write_text(source.read_text())
     done = subprocess.run([tool, *sorted(str(p) for p in tmp_path.iterdir())], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
