@@ -88,10 +88,10 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.dcgm_exporter or config.health_dcgm_diag, DCGM),
         (config.dcgm_exporter, DCGM_EXPORTER),
         (config.node_exporter, NODE_EXPORTER),
-        (config.node_exporter and config.isolation is not None, JOB_METRICS),
+        (config.node_exporter and config.isolation is not None and config.triton is None, JOB_METRICS),
         (config.spot_watcher, SPOT_WATCHER),
         (config.cloud in HEALTH_ENDPOINT_CLOUDS, HEALTH_ENDPOINT),
-        (config.cloud == "aws" and config.image_kind != "driver-ready", AWS_API),
+        (config.cloud == "aws" and (config.image_kind != "driver-ready" or _publishes(config)), AWS_API),
         (config.local_nvme is not None, LOCAL_NVME),
         (config.shared_storage is not None, SHARED_STORAGE),
     )
@@ -99,6 +99,11 @@ def selected_paths(config: BootConfig) -> list[str]:
         if wanted:
             paths += group
     return sorted(set(paths))
+
+
+def _publishes(config: BootConfig) -> bool:
+    """An inference node that publishes its autoscaling metric signs CloudWatch calls with gpufleet-aws."""
+    return config.triton is not None and config.triton.scale_metric is not None
 
 
 def static_parts(config: BootConfig) -> list[Part]:
@@ -110,8 +115,9 @@ def static_parts(config: BootConfig) -> list[Part]:
 def units_to_enable(config: BootConfig) -> list[str]:
     """Unit names written for `config` that are enabled at install (drop-ins and slices are not, nor a service that
     its timer starts)."""
+    from .triton import triton_units
     names = [p[len(SYSTEMD_DIR):] for p in selected_paths(config) if p.startswith(SYSTEMD_DIR)]
-    names += ["gpufleet-triton.service"] if config.triton else []
+    names += triton_units(config.triton) if config.triton else []
     timed = {n.removesuffix(".timer") + ".service" for n in names if n.endswith(".timer")}
     return [n for n in names if "/" not in n and n.endswith((".service", ".target", ".timer")) and n not in timed]
 

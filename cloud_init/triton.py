@@ -16,11 +16,23 @@ INFERENCE_DIR = Path(__file__).parent / "inference"
 TRITON_ENV_PATH = "/etc/gpufleet/triton.env"
 CONFIG_DIR = "/etc/gpufleet/triton/config"
 UNIT = "gpufleet-triton.service"
+METRICS_UNIT = "gpufleet-triton-metrics.service"
 STATIC = (
     "etc/systemd/system/" + UNIT,
     "usr/local/lib/gpufleet/triton-sync",
     "usr/local/lib/gpufleet/triton-server",
 )
+# Written only where the autoscaler tracks a metric the node publishes (`scale_metric`), with the cloud's part.
+PUBLISHER = ("etc/systemd/system/" + METRICS_UNIT, "usr/local/lib/gpufleet/triton-metrics")
+PUBLISHER_CLOUD_PART = "usr/local/lib/gpufleet/triton-metrics-{cloud}"
+# Where the node publishes each autoscaling metric, and where the cloud's autoscaler reads it. AWS: one CloudWatch
+# namespace (the node role may put metrics there only) with the dimension Cluster=<cluster name>; GCP: a custom
+# Cloud Monitoring metric per gce_instance.
+AWS_METRIC_NAMESPACE = "gpufleet/Inference"
+AWS_METRIC_NAMES = {"gpu_utilization": "GPUUtilization", "requests_per_node": "RequestsPerSecond"}
+GCP_METRIC_TYPES = {"gpu_utilization": "custom.googleapis.com/gpufleet/triton/gpu_utilization",
+                    "requests_per_node": "custom.googleapis.com/gpufleet/triton/requests_per_second"}
+PUBLISH_SECONDS = 60
 # Containers that copy the model repository with the node's own identity. UNVERIFIED: the AWS and Azure tags were
 # not pulled here (no access to those registries); bump them deliberately, like every pinned node download. GCP
 # deletes google-cloud-cli version tags after 365 days (GoogleCloudPlatform/cloud-sdk-docker README, "Package
@@ -70,6 +82,8 @@ class TritonConfig:
     http_port: int = 8000
     grpc_port: int = 8001
     metrics_port: int = 8002
+    scale_metric: str | None = None
+    """`gpu_utilization` or `requests_per_node`: the node publishes it for the autoscaler; None publishes nothing."""
 
 
 def _dims(dims: tuple[int, ...]) -> str:
@@ -112,7 +126,23 @@ def triton_env_items(config: TritonConfig, cloud: str) -> list[tuple[str, str]]:
         ("GPUFLEET_TRITON_HTTP_PORT", str(config.http_port)),
         ("GPUFLEET_TRITON_GRPC_PORT", str(config.grpc_port)),
         ("GPUFLEET_TRITON_METRICS_PORT", str(config.metrics_port)),
+        *publisher_env_items(config, cloud),
     ]
+
+
+def publisher_env_items(config: TritonConfig, cloud: str) -> list[tuple[str, str]]:
+    if config.scale_metric is None:
+        return []
+    items = [("GPUFLEET_TRITON_SCALE_METRIC", config.scale_metric), ("GPUFLEET_TRITON_PUBLISH_SECONDS", str(PUBLISH_SECONDS))]
+    if cloud == "aws":
+        return items + [("GPUFLEET_TRITON_METRIC_NAMESPACE", AWS_METRIC_NAMESPACE),
+                        ("GPUFLEET_TRITON_METRIC_NAME", AWS_METRIC_NAMES[config.scale_metric])]
+    return items + [("GPUFLEET_TRITON_METRIC_TYPE", GCP_METRIC_TYPES[config.scale_metric])]
+
+
+def triton_units(config: TritonConfig) -> list[str]:
+    """The inference units enabled at install."""
+    return [UNIT] + ([METRICS_UNIT] if config.scale_metric else [])
 
 
 def triton_parts(config: TritonConfig, cloud: str) -> list:
@@ -123,7 +153,8 @@ def triton_parts(config: TritonConfig, cloud: str) -> list:
     header = "Triton Inference Server parameters, written by cloud-init; read by gpufleet-triton.service."
     parts = [Part(TRITON_ENV_PATH, "0644", render_env_file(triton_env_items(config, cloud), header))]
     parts += [Part(f"{CONFIG_DIR}/{model.name}/config.pbtxt", "0644", config_pbtxt(model)) for model in config.models]
-    for relative in STATIC:
+    publisher = (*PUBLISHER, PUBLISHER_CLOUD_PART.format(cloud=cloud)) if config.scale_metric else ()
+    for relative in STATIC + publisher:
         content = (INFERENCE_DIR / relative).read_text()
         mode = "0755" if content.startswith("#!") else "0644"
         text = shipped(content, relative).replace("cloud_init/files/", "cloud_init/inference/", 1)

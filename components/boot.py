@@ -38,8 +38,11 @@ def node_fabric(selection: Selection) -> str | None:
 
 def watcher_runs(spec) -> bool:
     """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). GCP GPU
-    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs."""
-    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp"
+    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs. An Azure
+    inference fleet scales in through the scale set's Terminate notice (its load balancer has no deregistration
+    delay), so there the watcher stops Triton before the node is deleted."""
+    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp" or (
+        spec.cloud == "azure" and spec.workload == "inference")
 
 
 def driver_flavor(selection: Selection) -> str:

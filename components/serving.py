@@ -29,6 +29,7 @@ TRITON_JOB = ("triton", METRICS_PORT)
 # Seconds a node keeps serving after the load balancer stops sending it new requests, on top of which Triton
 # waits for in-flight requests on SIGTERM.
 DRAIN_MARGIN_SECONDS = 30
+NODE_PUBLISHED_METRICS = ("gpu_utilization", "requests_per_node")
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,16 @@ def triton_config(selection: Selection) -> TritonConfig | None:
     ) for m in inference.models)
     return TritonConfig(image=triton_image(inference.triton_version, inference.triton_image_digest),
                         model_repository=inference.model_repository, models=models,
-                        exit_timeout_seconds=inference.load_balancer.deregistration_delay_seconds + DRAIN_MARGIN_SECONDS)
+                        exit_timeout_seconds=inference.load_balancer.deregistration_delay_seconds + DRAIN_MARGIN_SECONDS,
+                        scale_metric=published_metric(inference))
+
+
+def published_metric(inference: InferenceSpec) -> str | None:
+    """The autoscaling metric the nodes publish themselves (CPU is measured by every cloud without them)."""
+    scaling = inference.autoscaling
+    if scaling is None or scaling.target.metric not in NODE_PUBLISHED_METRICS:
+        return None
+    return scaling.target.metric
 
 
 def serving_drain_command(selection: Selection) -> str | None:

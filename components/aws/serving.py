@@ -8,7 +8,9 @@ and gRPC on 8001 passes through a TCP listener without a certificate (an ALB ser
   The nodes accept 8000/8001 only from that group (client IP preservation is off, so the source is the NLB).
 - Target groups health-check Triton's readiness, GET /v2/health/ready on 8000 (200 only after load and warm-up),
   and keep a leaving node for `deregistration_delay_seconds`; the group waits for that before terminating it.
-- Target tracking on the group's average CPU, with the instance warm-up set to the model load time.
+- Target tracking on the group's average CPU, or on the nodes' own GPU utilisation or Triton request rate, which
+  each node publishes to CloudWatch (namespace gpufleet/Inference, dimension AutoScalingGroupName); the instance
+  warm-up is the model load time. (Not ALBRequestCountPerTarget: that metric exists for an ALB only.)
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from urllib.parse import urlparse
 import pulumi
 import pulumi_aws as aws
 
-from ..serving import HEALTH_PATH, fleet_size, listener_ports
+from gpufleet.cloud_init.triton import AWS_METRIC_NAMES, AWS_METRIC_NAMESPACE
+
+from ..serving import HEALTH_PATH, fleet_size, listener_ports, published_metric
 from ..spec import ClusterSpec
 from ..spec.inference import GRPC_PORT, HTTP_PORT, METRICS_PORT
 from .tagging import Tagger
@@ -32,6 +36,7 @@ HEALTH_CHECK_GRACE_SEC = 1200  # a stock-Ubuntu node installs the driver and reb
 BOOT_SECONDS = HEALTH_CHECK_GRACE_SEC
 # TLS listeners negotiate HTTP/2 for gRPC clients (which require it through ALPN) and HTTP/1.1 for the HTTP port.
 ALPN = {HTTP_PORT: "HTTP1Only", GRPC_PORT: "HTTP2Only"}
+PUBLISHED_UNITS = {"gpu_utilization": "Percent", "requests_per_node": "Count/Second"}
 
 
 @dataclass(frozen=True)
@@ -84,14 +89,35 @@ def model_read_policy(uri: str) -> dict:
         listing, {"Effect": "Allow", "Action": "s3:GetObject", "Resource": objects}]}
 
 
-def scaling_policy_args(spec: ClusterSpec) -> dict | None:
+def scaling_metric(spec: ClusterSpec, group_name: pulumi.Input[str]) -> dict:
+    """What target tracking follows: the group's average CPU (EC2's own metric), or the per-node metric the nodes
+    publish to CloudWatch (GPU utilisation or Triton requests per second), averaged over the group's nodes."""
+    metric = spec.inference.autoscaling.target.metric
+    if metric == "cpu_utilization":
+        return {"predefined_metric_specification": {"predefined_metric_type": "ASGAverageCPUUtilization"}}
+    return {"customized_metric_specification": {
+        "namespace": AWS_METRIC_NAMESPACE, "metric_name": AWS_METRIC_NAMES[metric], "statistic": "Average",
+        "unit": PUBLISHED_UNITS[metric],
+        "metric_dimensions": [{"name": "AutoScalingGroupName", "value": group_name}]}}
+
+
+def scaling_policy_args(spec: ClusterSpec, group_name: pulumi.Input[str]) -> dict | None:
     scaling = spec.inference.autoscaling if spec.inference else None
     if scaling is None:
         return None
     return {"policy_type": "TargetTrackingScaling", "estimated_instance_warmup": spec.inference.model_load_seconds,
-            "target_tracking_configuration": {
-                "predefined_metric_specification": {"predefined_metric_type": "ASGAverageCPUUtilization"},
-                "target_value": scaling.target.value, "disable_scale_in": False}}
+            "target_tracking_configuration": {**scaling_metric(spec, group_name),
+                                              "target_value": scaling.target.value, "disable_scale_in": False}}
+
+
+def metric_publish_policy() -> dict:
+    """The node's own metric: PutMetricData in gpufleet's namespace only (the action has no resources to name, the
+    namespace condition is CloudWatch's documented limit), and DescribeAutoScalingInstances (a read with no
+    resource-level permissions) to learn its group, the metric's dimension."""
+    return {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*",
+         "Condition": {"StringEquals": {"cloudwatch:namespace": AWS_METRIC_NAMESPACE}}},
+        {"Effect": "Allow", "Action": "autoscaling:DescribeAutoScalingInstances", "Resource": "*"}]}
 
 
 def build_serving(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], vpc_cidr: pulumi.Input[str],
@@ -144,7 +170,11 @@ def build_serving(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], vpc_c
         groups.append(group)
     aws.iam.RolePolicy(f"{name}-role-models", role=node_role, opts=opts,
                        policy=json.dumps(model_read_policy(inference.model_repository), sort_keys=True))
-    policy = scaling_policy_args(spec)
+    if published_metric(inference) is not None:
+        aws.iam.RolePolicy(f"{name}-role-metrics", role=node_role, opts=opts,
+                           policy=json.dumps(metric_publish_policy(), sort_keys=True))
+    policy = scaling_policy_args(spec, fleet.name)
     if policy is not None:
-        aws.autoscaling.Policy(f"{name}-scaling", autoscaling_group_name=fleet.name, region=spec.region, opts=opts, **policy)
+        aws.autoscaling.Policy(f"{name}-scaling", autoscaling_group_name=fleet.name, region=spec.region, opts=opts,
+                               **policy)
     return Serving(load_balancer=balancer, target_groups=groups)

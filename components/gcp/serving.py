@@ -4,8 +4,10 @@ check + forwarding rule) in front of the zonal MIG, and an autoscaler.
 - The forwarding rule is INTERNAL on the cluster subnet, ports 8000/8001; there is no external address.
 - The health check is HTTP GET /v2/health/ready on 8000 (Triton's readiness: models loaded and warmed).
 - The backend service drains a leaving node for `deregistration_delay_seconds` (connection draining).
-- The autoscaler tracks CPU; its initialization period covers boot plus model load, so a new node's start-up CPU
-  does not trigger more scale-out.
+- The autoscaler tracks CPU, or the GPU utilisation or Triton request rate each node writes to Cloud Monitoring
+  (custom.googleapis.com/gpufleet/triton/*, per gce_instance, with the node account's roles/monitoring.metricWriter);
+  its initialization period covers boot plus model load, so a new node's start-up does not trigger more scale-out.
+  (Not load-balancing utilisation: Google's autoscaler reads that from HTTP(S) load balancers only.)
 - Firewall: Google's health-check ranges to 8000, and the subnet plus `load_balancer.client_cidrs` to the listener
   ports (a passthrough balancer keeps the client's address); Triton metrics like the exporters.
 - The node's service account may read the model bucket (roles/storage.objectViewer on that bucket only).
@@ -13,10 +15,13 @@ check + forwarding rule) in front of the zonal MIG, and an autoscaler.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlparse
 
 import pulumi
 import pulumi_gcp as gcp
+
+from gpufleet.cloud_init.triton import GCP_METRIC_TYPES
 
 from ..serving import HEALTH_PATH, fleet_size, listener_ports
 from ..spec import ClusterSpec
@@ -55,9 +60,17 @@ def autoscaler_policy(spec: ClusterSpec) -> dict | None:
     if scaling is None:
         return None
     size = fleet_size(spec)
+    target = scaling.target
+    signal: dict[str, Any]
+    if target.metric == "cpu_utilization":
+        signal = {"cpu_utilization": {"target": target.value / 100}}
+    else:
+        # A per-instance metric: each node writes its own time series on its gce_instance, and the autoscaler
+        # keeps the group's average near the target (Compute Engine's AutoscalingPolicyCustomMetricUtilization).
+        signal = {"metrics": [{"name": GCP_METRIC_TYPES[target.metric], "target": target.value, "type": "GAUGE",
+                               "filter": 'resource.type = "gce_instance"'}]}
     return {"min_replicas": size.min_nodes, "max_replicas": size.max_nodes, "mode": "ON",
-            "cooldown_period": BOOT_SECONDS + spec.inference.model_load_seconds,
-            "cpu_utilization": {"target": scaling.target.value / 100}}
+            "cooldown_period": BOOT_SECONDS + spec.inference.model_load_seconds, **signal}
 
 
 def group_ignore_changes(spec: ClusterSpec) -> list[str]:

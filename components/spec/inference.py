@@ -68,7 +68,8 @@ class ModelSpec(StrictModel):
 
 class Target(StrictModel):
     metric: TargetMetric = "cpu_utilization"
-    """What the autoscaler tracks. Default: "cpu_utilization" (percent), which every cloud measures without an agent."""
+    """What the autoscaler tracks. Default: "cpu_utilization" (percent), which every cloud measures without an agent.
+    "gpu_utilization" (percent) and "requests_per_node" (requests/s) on AWS and GCP: the nodes publish them."""
     value: float = Field(60, gt=0)
     """Target value (percent for utilisations, requests per second for `requests_per_node`). Default: 60."""
 

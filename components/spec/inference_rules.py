@@ -20,8 +20,13 @@ REPOSITORY_SCHEMES = {"aws": "s3", "gcp": "gs"}
 AZURE_BLOB_HOST = ".blob.core.windows.net"
 EXAMPLE_REPOSITORY = {"aws": "s3://my-models/triton", "gcp": "gs://my-models/triton",
                       "azure": "https://myaccount.blob.core.windows.net/models/triton"}
-# Autoscaling metrics each cloud can track without an agent on the node publishing custom metrics.
-SUPPORTED_TARGETS = ("cpu_utilization",)
+# Autoscaling metrics each cloud's autoscaler can track. CPU is measured by every cloud; on AWS and GCP the node
+# publishes GPU utilisation or its request rate (read from Triton's metrics) to CloudWatch / Cloud Monitoring.
+# Azure: not yet (custom metrics through Azure Monitor's ingestion API are not built), so CPU only.
+SUPPORTED_TARGETS = {"aws": ("cpu_utilization", "gpu_utilization", "requests_per_node"),
+                     "gcp": ("cpu_utilization", "gpu_utilization", "requests_per_node"),
+                     "azure": ("cpu_utilization",)}
+PERCENT_TARGETS = ("cpu_utilization", "gpu_utilization")
 
 
 def inference_section_matches_workload(spec: ClusterSpec) -> list[Problem]:
@@ -112,11 +117,12 @@ def autoscaling_bounds(spec: ClusterSpec) -> list[Problem]:
     elif not scaling.min_nodes <= spec.nodes <= scaling.max_nodes:
         problems.append(Problem("nodes", spec.nodes, f"the starting size, between `inference.autoscaling.min_nodes` "
                                 f"({scaling.min_nodes}) and `max_nodes` ({scaling.max_nodes})"))
-    if scaling.target.metric not in SUPPORTED_TARGETS:
+    supported = SUPPORTED_TARGETS[spec.cloud]
+    if scaling.target.metric not in supported:
         problems.append(Problem("inference.autoscaling.target.metric", scaling.target.metric,
-                                f"one of {', '.join(SUPPORTED_TARGETS)}: gpufleet does not yet publish a per-node GPU "
-                                "or request-count metric that every cloud's autoscaler can track"))
-    elif scaling.target.value > 100:
+                                f"on {spec.cloud}: {', '.join(supported)} (the nodes do not publish GPU utilisation "
+                                "or request rate to Azure Monitor yet)"))
+    elif scaling.target.metric in PERCENT_TARGETS and scaling.target.value > 100:
         problems.append(Problem("inference.autoscaling.target.value", scaling.target.value, "a percentage, 1 to 100"))
     return problems
 

@@ -23,8 +23,10 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    """Spot nodes everywhere, and every GCP node (host maintenance stops GPU VMs on every market)."""
-    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp"
+    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), and Azure inference
+    nodes (their scale-in drains through the Terminate notice)."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp" or (
+        s.spec.cloud == "azure" and s.spec.workload == "inference")
 
 
 # (part, node paths, condition on the Selection). Issue 3's parts 1-9 and issue 2's base profile.
@@ -59,9 +61,10 @@ PARTS = [
                        "/etc/gpufleet/dcgm-counters.csv"], lambda s: s.spec.node.exporters.dcgm),
     ("node_exporter", [LIB + "install.d/71-node-exporter", UNITS + "gpufleet-node-exporter.service"],
      lambda s: s.spec.node.exporters.node),
-    ("per-job metrics of the job slice (textfile collector and its timer)",
+    ("per-job metrics of the job slice (textfile collector and its timer), on training nodes: Triton is the only GPU "
+     "consumer of an inference node and reports its own metrics",
      [LIB + "job-metrics", UNITS + "gpufleet-job-metrics.service", UNITS + "gpufleet-job-metrics.timer"],
-     lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled),
+     lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled and s.spec.inference is None),
     ("health endpoint for the cloud's repair probes",
      ["/usr/local/sbin/gpufleet-health-endpoint", UNITS + "gpufleet-health-endpoint.service"],
      lambda s: s.spec.cloud in ("gcp", "azure")),
@@ -77,7 +80,8 @@ ENABLED_UNITS = [("gpufleet-boot.service", _always), ("gpufleet-health.service",
                  ("gpufleet-dcgm-exporter.service", lambda s: s.spec.node.exporters.dcgm),
                  ("gpufleet-node-exporter.service", lambda s: s.spec.node.exporters.node),
                  ("gpufleet-watcher.service", _spot),
-                 ("gpufleet-job-metrics.timer", lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled),
+                 ("gpufleet-job-metrics.timer",
+                  lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled and s.spec.inference is None),
                  ("gpufleet-job-metrics.service", lambda s: False)]  # started by its timer, never enabled
 MINIMAL_NODE = {"isolation": {"enabled": False}, "exporters": {"dcgm": False, "node": False},
                 "container_runtime": "none"}

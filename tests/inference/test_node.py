@@ -77,7 +77,8 @@ def test_shipped_scripts_pass_shellcheck(tmp_path):
     for path in SCRIPTS:
         (tmp_path / Path(path).name).write_text(files[path]["content"])
     for source in (INFERENCE_DIR / "usr/local/lib/gpufleet").iterdir():
-        (tmp_path / f"source-{source.name}").write_text(source.read_text())
+        if not source.name.startswith("triton-metrics"):  # the metric publisher is Python
+            (tmp_path / f"source-{source.name}").write_text(source.read_text())
     done = subprocess.run([tool, *sorted(str(p) for p in tmp_path.iterdir())], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
 
@@ -86,7 +87,14 @@ HOST_UNITS = ("sysinit.target", "basic.target", "shutdown.target", "slices.targe
               "sockets.target", "paths.target", "timers.target", "local-fs.target", "swap.target")
 
 
-def test_triton_unit_passes_systemd_analyze_verify(tmp_path):
+def gpu_scaled_aws() -> dict:
+    raw = stack_spec("aws-infer")
+    raw["inference"]["autoscaling"]["target"] = {"metric": "gpu_utilization", "value": 70}
+    return raw
+
+
+@pytest.mark.parametrize("unit", [UNIT, "gpufleet-triton-metrics.service"])
+def test_triton_units_pass_systemd_analyze_verify(tmp_path, unit):
     tool = require_tool("systemd-analyze", "install systemd (`apt-get install -y systemd`)")
     if not Path("/usr/lib/systemd/system/sysinit.target").exists():
         if os.environ.get("CI", "").lower() == "true":
@@ -101,14 +109,15 @@ def test_triton_unit_passes_systemd_analyze_verify(tmp_path):
     units.mkdir(parents=True)
     for unit in ("gpufleet-node.target", "gpufleet-boot.service"):
         shutil.copy(INFERENCE_DIR.parent / "files/etc/systemd/system" / unit, units / unit)
-    files = files_of(user_data("aws-infer"))
+    files = files_of(user_data_for(select(parse_cluster_spec(gpu_scaled_aws())), "gpufleet"))
     (units / UNIT).write_text(files[UNIT_PATH]["content"])
-    for binary in (*SCRIPTS, "/usr/local/sbin/gpufleet-boot"):
+    (units / unit).write_text(files[f"/etc/systemd/system/{unit}"]["content"])
+    for binary in (*SCRIPTS, "/usr/local/lib/gpufleet/triton-metrics", "/usr/local/sbin/gpufleet-boot"):
         path = root / binary.lstrip("/")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("#!/bin/sh\n")
         path.chmod(0o755)
-    done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", f"/etc/systemd/system/{UNIT}"],
+    done = subprocess.run([tool, "verify", "--man=no", f"--root={root}", f"/etc/systemd/system/{unit}"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout + done.stderr == "", done.stdout + done.stderr
 

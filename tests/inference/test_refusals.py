@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpufleet.pipeline import check_cluster_input
 from gpufleet.spec import SpecError, parse_cluster_spec
 from tests.conftest import refusal
 
@@ -80,8 +81,23 @@ def test_warmup_needs_fixed_input_shapes():
 def test_autoscaling_bounds_and_metric():
     assert "`inference.autoscaling.min_nodes`: got 5" in problems(spec_for("aws", autoscaling={"min_nodes": 5, "max_nodes": 3}))
     assert "`nodes`: got 2" in problems(spec_for("aws", autoscaling={"min_nodes": 3, "max_nodes": 8}))
-    assert "`inference.autoscaling.target.metric`: got 'gpu_utilization'" in problems(spec_for(
-        "aws", autoscaling={"min_nodes": 2, "max_nodes": 8, "target": {"metric": "gpu_utilization"}}))
+    assert "`inference.autoscaling.target.value`: got 150" in problems(spec_for(
+        "gcp", autoscaling={"min_nodes": 2, "max_nodes": 8, "target": {"metric": "gpu_utilization", "value": 150}}))
+
+
+@pytest.mark.parametrize("metric", ["gpu_utilization", "requests_per_node"])
+def test_azure_scales_on_cpu_only(metric):
+    """The Azure nodes publish no custom metric: a target on one would never move the scale set."""
+    text = problems(spec_for("azure", autoscaling={"min_nodes": 2, "max_nodes": 8, "target": {"metric": metric}}))
+    assert f"`inference.autoscaling.target.metric`: got '{metric}'" in text
+    assert "on azure: cpu_utilization" in text
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+@pytest.mark.parametrize("metric, value", [("gpu_utilization", 70), ("requests_per_node", 400)])
+def test_aws_and_gcp_accept_node_published_targets(cloud, metric, value):
+    spec = spec_for(cloud, autoscaling={"min_nodes": 2, "max_nodes": 8, "target": {"metric": metric, "value": value}})
+    check_cluster_input(spec)  # raises SpecError on any problem
 
 
 def test_pytorch_needs_declared_outputs_and_azure_needs_the_storage_group():
