@@ -27,7 +27,8 @@ GROUP_ACTIONS = ("autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifec
 
 
 def health_report_policy(stack: str) -> dict:
-    """Allows the node's group actions only on Auto Scaling groups that carry this stack's provenance tag."""
+    """Allows the node's group actions only on Auto Scaling groups that carry this stack's provenance tag, and
+    finding its own group's name (Describe actions take no resource or tag condition; the answer is read-only)."""
     return {
         "Version": "2012-10-17",
         "Statement": [{
@@ -35,6 +36,10 @@ def health_report_policy(stack: str) -> dict:
             "Action": list(GROUP_ACTIONS),
             "Resource": "*",
             "Condition": {"StringEquals": {"autoscaling:ResourceTag/gpufleet-stack": stack}},
+        }, {
+            "Effect": "Allow",
+            "Action": "autoscaling:DescribeAutoScalingInstances",
+            "Resource": "*",
         }],
     }
 
