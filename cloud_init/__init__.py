@@ -6,8 +6,14 @@ This package never imports `components`: the cloud components build the `BootCon
 """
 
 from .config import BootConfig, IsolationConfig, MpsConfig
-from .encode import (AWS_USER_DATA_MAX_BYTES, AZURE_CUSTOM_DATA_MAX_BYTES, GCP_METADATA_VALUE_MAX_BYTES, LIMITS,
-                     encode_user_data, measured_size)
+from .encode import (
+                     AWS_USER_DATA_MAX_BYTES,
+                     AZURE_CUSTOM_DATA_MAX_BYTES,
+                     GCP_METADATA_VALUE_MAX_BYTES,
+                     LIMITS,
+                     encode_user_data,
+                     measured_size,
+)
 from .render import render_cloud_config
 
 __all__ = ["AWS_USER_DATA_MAX_BYTES", "AZURE_CUSTOM_DATA_MAX_BYTES", "BootConfig", "GCP_METADATA_VALUE_MAX_BYTES",

@@ -8,12 +8,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+
+from .storage import ScratchArray, SharedMount
+from .triton import TritonConfig
 
 CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
-# The node-side fabric names: the catalog's RDMA fabrics, plus "tcp" when nodes talk over plain sockets.
-FABRICS = ("efa", "infiniband", "tcpx", "tcpxo", "roce", "tcp")
+# The node-side fabric names: the RDMA fabrics the node stack can start, plus "tcp" when nodes talk over plain
+# sockets. GCP's TCPX/TCPXO are not here: their host prerequisites are not installed, so they are refused upstream.
+FABRICS = ("efa", "infiniband", "roce", "tcp")
 CONTAINER_RUNTIMES = ("docker", "containerd", "none")
 DRIVER_FLAVORS = ("open", "proprietary")
 
@@ -27,15 +30,15 @@ class IsolationConfig:
     """The cgroup v2 slice `gpufleet-jobs.slice`."""
 
     memory_max_percent: int = 90
-    cpu_quota_percent: Optional[int] = None
-    allowed_cpus: Optional[str] = None
+    cpu_quota_percent: int | None = None
+    allowed_cpus: str | None = None
 
 
 @dataclass(frozen=True)
 class MpsConfig:
     """The CUDA MPS control daemon."""
 
-    active_thread_percentage: Optional[int] = None
+    active_thread_percentage: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,12 @@ class BootConfig:
     rdma_devices: int = 0
     arch: str = "x86_64"
     container_runtime: str = "docker"
-    isolation: Optional[IsolationConfig] = field(default_factory=IsolationConfig)
-    mps: Optional[MpsConfig] = None
+    isolation: IsolationConfig | None = field(default_factory=IsolationConfig)
+    mps: MpsConfig | None = None
     mig_profiles: tuple[str, ...] = ()
     nccl_debug: str = "WARN"
     nccl_env: tuple[tuple[str, str], ...] = ()
-    nccl_topo_file: Optional[str] = None
+    nccl_topo_file: str | None = None
     host_nics: tuple[str, ...] = ()
     gpu_nics: tuple[str, ...] = ()
     dcgm_exporter: bool = True
@@ -76,6 +79,10 @@ class BootConfig:
     drain_command: str = "systemctl kill --signal=SIGTERM gpufleet-jobs.slice"
     drain_on_rebalance: bool = False
     efa_installer_version: str = EFA_INSTALLER_VERSION
+    # storage.shared / storage.local_nvme (boot.d/06-shared-storage, boot.d/05-local-nvme; see storage.py)
+    shared_storage: SharedMount | None = None
+    local_nvme: ScratchArray | None = None
+    triton: TritonConfig | None = None
 
     def __post_init__(self) -> None:
         checks = {
@@ -95,7 +102,3 @@ class BootConfig:
     def stock_image(self) -> bool:
         """True when gpufleet installs the driver itself (stock Ubuntu)."""
         return self.image_kind != "driver-ready"
-
-    @property
-    def cuda_major(self) -> str:
-        return self.cuda.split(".")[0]

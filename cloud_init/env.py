@@ -8,10 +8,11 @@ may, is written to its own script instead).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 from .config import DCGM_EXPORTER_IMAGE, BootConfig
+from .storage import storage_env_items
 
 NCCL_DIR = Path(__file__).parent / "nccl"
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -26,14 +27,10 @@ METADATA_URLS = {"aws": "http://169.254.169.254", "azure": "http://169.254.169.2
 # NCCL variables that name the node's NICs, per fabric: (variable, "host" or "gpu", all NICs or only the first).
 # When the catalog row lists its NIC names, they replace the defaults of nccl/<fabric>.conf.
 NIC_VARIABLES = {
-    "tcpx": (("NCCL_SOCKET_IFNAME", "host", False), ("NCCL_GPUDIRECTTCPX_CTRL_DEV", "host", False),
-             ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "gpu", True)),
-    "tcpxo": (("NCCL_SOCKET_IFNAME", "host", False), ("NCCL_FASTRAK_CTRL_DEV", "host", False),
-              ("NCCL_FASTRAK_IFNAME", "gpu", True)),
     "roce": (("NCCL_SOCKET_IFNAME", "host", True),),
 }
-# Plugin libraries NCCL must find, per fabric (EFA's goes into ld.so.conf.d at install).
-NCCL_LIBRARY_PATHS = {"tcpx": "/var/lib/tcpx/lib64", "tcpxo": "/var/lib/tcpxo/lib64", "roce": "/usr/local/gib/lib64"}
+# Plugin libraries NCCL must find, per fabric: written to /etc/ld.so.conf.d (render.py); EFA's installer adds its own.
+NCCL_LIBRARY_PATHS = {"roce": "/usr/local/gib/lib64"}
 
 
 def _flag(value: bool) -> str:
@@ -89,6 +86,7 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         ("GPUFLEET_DRAIN_ON_REBALANCE", _flag(config.drain_on_rebalance)),
         ("GPUFLEET_METADATA_URL", METADATA_URLS[config.cloud]),
         ("GPUFLEET_UNITS", " ".join(units)),
+        *storage_env_items(config.shared_storage, config.local_nvme),
     ]
 
 
@@ -125,7 +123,7 @@ def nccl_items(config: BootConfig) -> list[tuple[str, str]]:
     return list(merged.items())
 
 
-def nccl_library_path(config: BootConfig) -> Optional[str]:
+def nccl_library_path(config: BootConfig) -> str | None:
     return NCCL_LIBRARY_PATHS.get(config.fabric)
 
 

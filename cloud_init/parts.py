@@ -8,6 +8,8 @@ shellcheck directives, stay, and a line naming the source file replaces the rest
 
 from __future__ import annotations
 
+import io
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +42,6 @@ NVSWITCH = (LIB + "install.d/30-fabricmanager", LIB + "boot.d/20-fabricmanager")
 FABRIC = {
     "efa": (LIB + "install.d/60-efa",),
     "infiniband": (LIB + "install.d/61-infiniband", "etc/modules-load.d/gpufleet-nvidia-peermem.conf"),
-    "tcpx": (LIB + "install.d/62-gcp-gpudirect",),
-    "tcpxo": (LIB + "install.d/62-gcp-gpudirect",),
     "roce": (LIB + "install.d/62-gcp-gpudirect",),
 }
 ISOLATION = (SYSTEMD_DIR + "gpufleet-jobs.slice", "usr/local/bin/gpufleet-run", LIB + "boot.d/50-slice")
@@ -50,11 +50,14 @@ MIG = (LIB + "boot.d/30-mig",)
 DCGM = (LIB + "install.d/70-dcgm",)
 DCGM_EXPORTER = (SYSTEMD_DIR + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exporter", "etc/gpufleet/dcgm-counters.csv")
 NODE_EXPORTER = (LIB + "install.d/71-node-exporter", SYSTEMD_DIR + "gpufleet-node-exporter.service")
+LOCAL_NVME = (LIB + "boot.d/05-local-nvme",)
+SHARED_STORAGE = (LIB + "boot.d/06-shared-storage",)
 SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service")
 # Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
 # themselves through SetInstanceHealth instead.
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
-AWS_API = ("usr/local/sbin/gpufleet-aws",)  # signed Auto Scaling calls (health, drain hook) without the AWS CLI
+# Signed Auto Scaling calls without the AWS CLI, on stock images (the Deep Learning AMI ships the CLI).
+AWS_API = ("usr/local/sbin/gpufleet-aws",)
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
@@ -84,7 +87,9 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.node_exporter, NODE_EXPORTER),
         (config.spot_watcher, SPOT_WATCHER),
         (config.cloud in HEALTH_ENDPOINT_CLOUDS, HEALTH_ENDPOINT),
-        (config.cloud == "aws", AWS_API),
+        (config.cloud == "aws" and config.image_kind != "driver-ready", AWS_API),
+        (config.local_nvme is not None, LOCAL_NVME),
+        (config.shared_storage is not None, SHARED_STORAGE),
     )
     for wanted, group in optional:
         if wanted:
@@ -93,20 +98,58 @@ def selected_paths(config: BootConfig) -> list[str]:
 
 
 def static_parts(config: BootConfig) -> list[Part]:
-    return [_part(relative) for relative in selected_paths(config)]
+    from .triton import triton_parts
+    inference = triton_parts(config.triton, config.cloud) if config.triton else []
+    return [_part(relative) for relative in selected_paths(config)] + inference
 
 
 def units_to_enable(config: BootConfig) -> list[str]:
     """Unit names written for `config` that are enabled at install (drop-ins and slices are not)."""
     names = [p[len(SYSTEMD_DIR):] for p in selected_paths(config) if p.startswith(SYSTEMD_DIR)]
+    names += ["gpufleet-triton.service"] if config.triton else []
     return [n for n in names if "/" not in n and n.endswith((".service", ".target"))]
 
 
 KEPT_COMMENTS = ("#!", "# shellcheck")
+PYTHON_SHEBANG = "#!/usr/bin/env python3"
+_STATEMENT_START = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+
+
+def python_without_docstrings(source: str) -> str:
+    """`source` without the lines of docstrings (string statements on lines of their own, unless one is a block's
+    only statement), without trailing comments and without blank lines outside strings. Whole lines only, found by the tokenizer, so the result
+    runs the same and is the same text on every Python version; it keeps AWS's 16 KB of user data for real work."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    drop: set[int] = set()
+    inside_strings: set[int] = set()
+    significant = [tok for tok in tokens if tok.type not in (tokenize.COMMENT, tokenize.NL)]
+    for index, tok in enumerate(significant):
+        if tok.start[0] != tok.end[0]:
+            inside_strings.update(range(tok.start[0] + 1, tok.end[0] + 1))
+        previous = significant[index - 1].type if index else tokenize.NEWLINE
+        if tok.type != tokenize.STRING or previous not in _STATEMENT_START:
+            continue
+        after = significant[index + 1:index + 3]
+        ends_statement = bool(after) and after[0].type == tokenize.NEWLINE
+        only_statement = (previous == tokenize.INDENT and len(after) > 1
+                          and after[1].type == tokenize.DEDENT)
+        if ends_statement and not only_statement and after[0].start[0] == tok.end[0]:
+            drop.update(range(tok.start[0], tok.end[0] + 1))
+    lines = source.splitlines()
+    for tok in tokens:  # trailing comments: cut the line where the tokenizer says the comment starts
+        row, col = tok.start
+        if tok.type == tokenize.COMMENT and row > 1 and lines[row - 1][:col].strip():
+            lines[row - 1] = lines[row - 1][:col].rstrip()
+    kept = [line for number, line in enumerate(lines, 1)
+            if number not in drop and (line.strip() or number in inside_strings)]
+    return "\n".join(kept) + "\n"
 
 
 def shipped(content: str, relative: str) -> str:
-    """`content` without full-line comments, with a pointer to its source after the first line."""
+    """`content` without full-line comments, with a pointer to its source after the first line; Python scripts
+    also without docstrings and blank lines."""
+    if content.startswith(PYTHON_SHEBANG):
+        content = python_without_docstrings(content)
     lines = content.splitlines()
     marker = "//" if relative.startswith("etc/apt/") else "#"
     prefixes = ("#", ";") if relative.startswith(SYSTEMD_DIR) else (marker,)

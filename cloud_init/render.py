@@ -9,10 +9,23 @@ import functools
 import yaml
 
 from .config import BootConfig
-from .env import (DRAIN_HOOK_PATH, NCCL_CONF_PATH, JOB_ENV_PATH, NODE_ENV_PATH, node_env_items, render_drain_hook,
-                  render_env_file, render_nccl_conf, render_job_env)
+from .env import (
+    DRAIN_HOOK_PATH,
+    JOB_ENV_PATH,
+    NCCL_CONF_PATH,
+    NODE_ENV_PATH,
+    nccl_library_path,
+    node_env_items,
+    render_drain_hook,
+    render_env_file,
+    render_job_env,
+    render_nccl_conf,
+)
 from .parts import Part, static_parts, units_to_enable
 
+# The NCCL plugin's directory for the dynamic linker: /etc/nccl.conf names the plugin for every process (MPI ranks
+# over ssh, systemd services), while /etc/profile.d reaches login shells only.
+NCCL_PLUGIN_LD_CONF = "/etc/ld.so.conf.d/gpufleet-nccl-plugin.conf"
 INSTALL_COMMAND = ["/usr/local/sbin/gpufleet-install"]
 REBOOT_MARKER = "/run/gpufleet/reboot-required"
 
@@ -26,6 +39,9 @@ def generated_parts(config: BootConfig) -> list[Part]:
         Part(NCCL_CONF_PATH, "0644", render_nccl_conf(config)),
         Part(JOB_ENV_PATH, "0644", render_job_env(config)),
     ]
+    library = nccl_library_path(config)
+    if library is not None:
+        parts.append(Part(NCCL_PLUGIN_LD_CONF, "0644", f"{library}\n"))
     if config.spot_watcher:
         parts.append(Part(DRAIN_HOOK_PATH, "0755", render_drain_hook(config.drain_command)))
     return parts

@@ -1,17 +1,18 @@
 """Node boot configuration: maps a validated spec and its catalog row into `cloud_init.BootConfig`.
 
 Data flows one way: spec -> selector -> cloud component -> here -> cloud_init. `cloud_init` never imports
-`components`; the cloud components call `user_data_for` and then `cloud_init.encode_user_data` for their API.
+`components`; `gpufleet.pipeline.plan_cluster` calls `user_data_for`, checks the size once and encodes it for each cloud.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpufleet.cloud_init import LIMITS, BootConfig, IsolationConfig, MpsConfig, measured_size, render_cloud_config
+from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
 
-from .spec.errors import Problem, SpecError
+from .serving import serving_drain_command, triton_config
 from .spec.node_rules import min_driver_branch
+from .storage_boot import storage_boot_fields
 
 if TYPE_CHECKING:
     from .catalog.selector import Selection
@@ -19,20 +20,29 @@ if TYPE_CHECKING:
 # Kernel-module flavor for `driver.flavor: auto`: open modules from Ampere on (NVIDIA's default since R560, and
 # required on Blackwell); proprietary on Turing and older, where clouds keep it (EKS forces it on g4dn for GSP).
 PROPRIETARY_ARCHITECTURES = frozenset({"maxwell", "pascal", "volta", "turing"})
-# NVSwitch generations that pair Fabric Manager with the NVLink Subnet Manager (4th gen: Hopper, 5th: Blackwell).
-NVLSM_ARCHITECTURES = frozenset({"hopper", "blackwell"})
+# NVSwitch generations that pair Fabric Manager with the NVLink Subnet Manager: 4th-generation NVSwitch (HGX
+# B200/B300, GB200 NVL), per NVIDIA's Fabric Manager user guide. Hopper's HGX H100/H200 (3rd gen) runs without it.
+NVLSM_ARCHITECTURES = frozenset({"blackwell"})
 # Azure ND topology files shipped in the Azure HPC images (azhpc-images ndv4.sh / ndv5.sh), by GPU architecture,
 # used when the catalog row has no `extra.nccl_topo_file`.
 AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/microsoft/ndv5-topo.xml"}
 SPOT_MARKETS = ("spot", "mixed")
+# Catalog fabrics whose transport the node stack cannot start (see gcp/rules.py): such nodes run NCCL over TCP.
+NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
+
+
+def node_fabric(selection: Selection) -> str | None:
+    """The fabric the node configures: the selection's, except transports gpufleet cannot start."""
+    return None if selection.fabric in NODE_TCP_FABRICS else selection.fabric
 
 
 def watcher_runs(spec) -> bool:
-    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices)."""
-    return spec.market.type in SPOT_MARKETS
+    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). GCP GPU
+    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs."""
+    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp"
 
 
-def driver_flavor(selection: "Selection") -> str:
+def driver_flavor(selection: Selection) -> str:
     """The kernel-module flavor the node installs: the spec's choice, or the architecture's default."""
     chosen = selection.spec.node.driver.flavor
     if chosen != "auto":
@@ -43,13 +53,13 @@ def driver_flavor(selection: "Selection") -> str:
     return "proprietary"
 
 
-def nccl_topo_file(selection: "Selection") -> str | None:
+def nccl_topo_file(selection: Selection) -> str | None:
     if selection.fabric != "infiniband":
         return None
     return selection.instance.extra.get("nccl_topo_file") or AZURE_TOPO_FILES.get(selection.gpu.architecture)
 
 
-def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
+def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
     iso = node.isolation
@@ -69,8 +79,8 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         min_driver_branch=min_driver_branch(node.cuda),
         nvswitch=instance.nvswitch,
         nvlink_subnet_manager=instance.nvswitch and gpu.architecture in NVLSM_ARCHITECTURES,
-        fabric=selection.fabric or "tcp",
-        rdma_devices=instance.rdma_devices if selection.fabric else 0,
+        fabric=node_fabric(selection) or "tcp",
+        rdma_devices=instance.rdma_devices if node_fabric(selection) else 0,
         arch=instance.arch,
         container_runtime=node.container_runtime,
         isolation=IsolationConfig(iso.memory_max_percent, iso.cpu_quota_percent, iso.allowed_cpus) if iso.enabled else None,
@@ -86,23 +96,14 @@ def boot_config(selection: "Selection", cluster_name: str) -> BootConfig:
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
         spot_watcher=watcher_runs(spec),
-        drain_command=node.spot.drain_command,
+        drain_command=serving_drain_command(selection) or node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
+        **storage_boot_fields(spec),
+        triton=triton_config(selection),
     )
 
 
-def user_data_for(selection: "Selection", cluster_name: str) -> str:
-    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog.
-
-    Raises `SpecError` when the text is over the cloud's user-data limit, so every cloud component refuses an
-    oversized node configuration at plan time with a message, before anything is declared (the user controls the
-    size through `node.nccl.env`, `node.spot.drain_command` and the optional parts)."""
-    text = render_cloud_config(boot_config(selection, cluster_name))
-    cloud = selection.spec.cloud
-    limit, unit = LIMITS[cloud]
-    size = measured_size(text, cloud)
-    if size > limit:
-        raise SpecError([Problem("node", f"{size} {unit} of {cloud} user data", f"{cloud} allows at most {limit} "
-                                 f"{unit}; shorten `node.nccl.env` or `node.spot.drain_command`, or turn off "
-                                 "optional parts (`node.exporters`, `node.health`, `node.mps`, `node.mig`)")])
-    return text
+def user_data_for(selection: Selection, cluster_name: str) -> str:
+    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog. Its size is
+    checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
+    return render_cloud_config(boot_config(selection, cluster_name))

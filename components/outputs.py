@@ -10,6 +10,7 @@ from .catalog.cost import cluster_cost, cost_table
 from .catalog.selector import Selection
 from .monitoring.scrape import enabled_jobs
 from .spec import ClusterSpec
+from .storage_cost import shared_filesystem_output
 
 
 def common_outputs(selection: Selection) -> dict[str, Any]:
@@ -30,13 +31,21 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
         "estimated_usd_per_hour": cost.usd_per_hour,
         "estimated_usd_per_month": cost.usd_per_month,
         "cost": cost_table(selection),
+        "shared_filesystem": shared_filesystem_output(spec),
         "warnings": list(selection.warnings),
     }
 
 
 def exporter_jobs(spec: ClusterSpec) -> list[tuple[str, int]]:
     """(Prometheus job, port) of each exporter the spec turns on."""
-    return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node)
+    triton = [("gpufleet-triton", 8002)] if spec.inference is not None else []  # Triton's metrics port (README "Inference")
+    return enabled_jobs(dcgm=spec.node.exporters.dcgm, node=spec.node.exporters.node) + triton
+
+
+def exporter_ports(spec: ClusterSpec) -> list[int]:
+    """The exporter ports the node software opens, in a fixed order (monitoring.scrape.EXPORTER_JOBS, the one
+    place they are written): what every cloud's firewall opens to the cluster and `access.monitoring_cidrs`."""
+    return [port for _, port in exporter_jobs(spec)]
 
 
 def hostfile_command(list_nodes: pulumi.Input[str], gpus_per_node: int) -> pulumi.Output[str]:

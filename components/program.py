@@ -5,7 +5,8 @@ from __future__ import annotations
 import pulumi
 
 from .cluster import build_cluster
-from .spec import SpecError, parse_cluster_spec
+from .pipeline import check_cluster_input
+from .spec import SpecError
 
 CONFIG_NAMESPACE = "gpufleet"
 CONFIG_KEY = "cluster"
@@ -18,9 +19,9 @@ def declare_stack() -> None:
     if raw is None:
         raise pulumi.RunError(f"`{CONFIG_NAMESPACE}:{CONFIG_KEY}` is not set; see stacks/ for examples")
     try:
-        spec = parse_cluster_spec(raw)
+        spec = check_cluster_input(raw)  # every stage's problems at once
         cluster = build_cluster(COMPONENT_NAME, spec)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
-    for key, value in cluster.outputs.items():
+    for key, value in cluster.outputs.items():  # type: ignore[attr-defined]  # every cloud component sets it
         pulumi.export(key, value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def provenance_tags(stack: str, component: str, role: str, user_tags: Mapping[str, str]) -> dict[str, str]:

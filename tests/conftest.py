@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from functools import lru_cache
+import tempfile
+from functools import cache
 from pathlib import Path
 
 import pulumi
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Tests read the shipped catalog, never a refreshed one in the developer's own data folder.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpufleet-test-xdg-")
+os.environ.pop("GPUFLEET_DATA_DIR", None)
 
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
 from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
@@ -32,7 +37,7 @@ def cached_plan(spec: dict, extra_config: dict | None = None) -> PlanResult:
     return _cached_plan(json.dumps(spec, sort_keys=True), json.dumps(extra_config or {}, sort_keys=True))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached_plan(spec_json: str, config_json: str) -> PlanResult:
     return plan_spec(json.loads(spec_json), extra_config=json.loads(config_json))
 

@@ -12,38 +12,37 @@ Capacity Block, its scheduled actions). Running nodes are replaced only by an ex
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
 from ..catalog.selector import Selection
 from .capacity import DRAIN_HOOK_NAME, DRAIN_HOOK_TIMEOUT_SEC, fleet_sizing
+from .serving import HEALTH_CHECK_GRACE_SEC, group_args, group_ignore_changes
 from .tagging import Tagger
 
 SPOT_ALLOCATION = "price-capacity-optimized"
-HEALTH_CHECK_GRACE_SEC = 1200  # a stock-Ubuntu node installs the driver and reboots before its health check
 TERMINATING = "autoscaling:EC2_INSTANCE_TERMINATING"
 ROLLOUT_CHECKPOINT_DELAY_SEC = 600
 
 
 def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.LaunchTemplate,
-                subnet_id: pulumi.Input[str], placement_group: Optional[aws.ec2.PlacementGroup], tag: Tagger,
+                subnet_id: pulumi.Input[str], placement_group: aws.ec2.PlacementGroup | None, tag: Tagger,
                 opts: pulumi.ResourceOptions) -> aws.autoscaling.Group:
     spec = selection.spec
     template_version = launch_template.latest_version.apply(str)
     uses_spot = spec.market.type in ("spot", "mixed")
     sizing = fleet_sizing(spec)
+    size_and_health = group_args(spec)  # fixed for training, autoscaled behind the load balancer for inference
+    ignore_changes = group_ignore_changes(spec)
+    if sizing.schedule:  # inside a Capacity Block the scheduled actions own the size; `up` must not undo them
+        size_and_health.update(min_size=sizing.size, desired_capacity=sizing.size)
+        ignore_changes += ["minSize", "desiredCapacity"]
     group = aws.autoscaling.Group(
         f"{name}-nodes",
-        min_size=sizing.size,
-        max_size=spec.nodes,
-        desired_capacity=sizing.size,
+        **size_and_health,
         vpc_zone_identifiers=[subnet_id],
         placement_group=placement_group.name if placement_group else spec.placement_group_name,
         capacity_rebalance=uses_spot,
-        health_check_type="EC2",
-        health_check_grace_period=HEALTH_CHECK_GRACE_SEC,
         wait_for_capacity_timeout=spec.market.wait_for_capacity_timeout,
         initial_lifecycle_hooks=[aws.autoscaling.GroupInitialLifecycleHookArgs(
             name=DRAIN_HOOK_NAME, lifecycle_transition=TERMINATING, default_result="CONTINUE",
@@ -54,9 +53,7 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
         mixed_instances_policy=_mixed_policy(selection, launch_template, template_version) if uses_spot else None,
         tags=[aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=True)
               for key, value in tag("node").items()],
-        # Inside a Capacity Block the scheduled actions own the size; a later `up` must not undo them.
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            ignore_changes=["minSize", "desiredCapacity"] if sizing.schedule else None)),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=ignore_changes or None)),
     )
     for action in sizing.schedule:
         aws.autoscaling.Schedule(
@@ -66,7 +63,7 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
     return group
 
 
-def _instance_refresh(selection: Selection) -> Optional[aws.autoscaling.GroupInstanceRefreshArgs]:
+def _instance_refresh(selection: Selection) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
     """With `rollout.enabled`, a changed launch template replaces nodes a few at a time, skipping matching ones."""
     rollout, nodes = selection.spec.rollout, selection.spec.nodes
     if not rollout.enabled:

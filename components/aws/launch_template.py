@@ -5,8 +5,6 @@ Nothing here depends on the node count, so scaling the fleet never creates a new
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
@@ -21,8 +19,8 @@ TAGGED_AT_LAUNCH = ("instance", "volume", "network-interface")
 
 
 def build_launch_template(name: str, selection: Selection, security_group_id: pulumi.Input[str],
-                          profile: aws.iam.InstanceProfile, user_data_base64: str,
-                          key_name: Optional[pulumi.Input[str]], tag: Tagger,
+                          profile: aws.iam.InstanceProfile, user_data_base64: pulumi.Input[str],
+                          key_name: pulumi.Input[str] | None, tag: Tagger,
                           opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     spec = selection.spec
     return aws.ec2.LaunchTemplate(
@@ -68,13 +66,13 @@ def network_interfaces(selection: Selection, security_group_id: pulumi.Input[str
     ]
 
 
-def _capacity_block_market(selection: Selection) -> Optional[aws.ec2.LaunchTemplateInstanceMarketOptionsArgs]:
+def _capacity_block_market(selection: Selection) -> aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None:
     if not selection.spec.market.capacity_block:
         return None
     return aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
 
 
-def _reservation(selection: Selection) -> Optional[aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs]:
+def _reservation(selection: Selection) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None:
     reservation_id = selection.spec.market.capacity_reservation_id
     if reservation_id is None:
         return None

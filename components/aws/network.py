@@ -1,7 +1,12 @@
 """A VPC with one private subnet in one AZ (EFA traffic cannot cross AZs) and a NAT gateway for egress.
 
 The NAT gateway sits in a small public subnet with the only route to the internet gateway; nodes get no public
-IPs. With `network.existing_subnet_id`, nothing is created and the subnet's VPC is looked up.
+IPs. Existing networks:
+- `network.existing_subnet_id`: nothing is created; the subnet's VPC is looked up, and at deploy time its AZ must be
+  the spec's `zone` (the fleet fails with a message otherwise).
+- `network.existing_vpc_id`: the VPC and its internet gateway are looked up; the two subnets (`network.cidr` must be
+  a free range inside the VPC), the NAT gateway with its address, and the two route tables are created in it
+  (8 resources, no VPC or internet gateway).
 """
 
 from __future__ import annotations
@@ -12,10 +17,9 @@ from ipaddress import IPv4Network
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog.zones import is_aws_zone_id
 from ..spec import ClusterSpec
 from .tagging import Tagger
-
-AWS_AZ_ID_MARK = "-az"
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,8 @@ class NodeNetwork:
     vpc_id: pulumi.Input[str]
     vpc_cidr: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
+    public_subnet_id: pulumi.Input[str] | None = None
+    """The NAT gateway's public subnet (where an opted-in internet-facing load balancer goes); None when existing."""
 
 
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
@@ -36,31 +42,50 @@ def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
 
 def zone_args(zone: str) -> dict:
     """AZ ids (use1-az4) are the same in every account; AZ names (us-east-1a) are not."""
-    return {"availability_zone_id": zone} if AWS_AZ_ID_MARK in zone else {"availability_zone": zone}
+    return {"availability_zone_id": zone} if is_aws_zone_id(zone) else {"availability_zone": zone}
 
 
 def build_network(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi.ResourceOptions) -> NodeNetwork:
+    invoke = pulumi.InvokeOutputOptions(parent=opts.parent, provider=opts.provider)
     if spec.network.existing_subnet_id:
-        subnet = aws.ec2.get_subnet_output(id=spec.network.existing_subnet_id, opts=pulumi.InvokeOutputOptions(
-            parent=opts.parent, provider=opts.provider))
-        return NodeNetwork(vpc_id=subnet.vpc_id, vpc_cidr=subnet.cidr_block, subnet_id=subnet.id)
+        subnet = aws.ec2.get_subnet_output(id=spec.network.existing_subnet_id, opts=invoke)
+        subnet_id = pulumi.Output.all(subnet.id, subnet.availability_zone, subnet.availability_zone_id).apply(
+            lambda found: checked_subnet_zone(spec.network.existing_subnet_id, spec.zone, found[1], found[2], found[0]))
+        return NodeNetwork(vpc_id=subnet.vpc_id, vpc_cidr=subnet.cidr_block, subnet_id=subnet_id)
     private_cidr, public_cidr = subnet_cidrs(spec.network.cidr)
-    vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=str(spec.network.cidr), enable_dns_hostnames=True,
-                      enable_dns_support=True, tags=tag("vpc"), opts=opts)
-    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tag("igw"), opts=opts)
+    if spec.network.existing_vpc_id:
+        vpc = aws.ec2.get_vpc_output(id=spec.network.existing_vpc_id, opts=invoke)
+        igw = None
+        gateway_id = aws.ec2.get_internet_gateway_output(filters=[aws.ec2.GetInternetGatewayFilterArgs(
+            name="attachment.vpc-id", values=[spec.network.existing_vpc_id])], opts=invoke).internet_gateway_id
+    else:
+        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=str(spec.network.cidr), enable_dns_hostnames=True,
+                          enable_dns_support=True, tags=tag("vpc"), opts=opts)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tag("igw"), opts=opts)
+        gateway_id = igw.id
     public = aws.ec2.Subnet(f"{name}-nat-subnet", vpc_id=vpc.id, cidr_block=str(public_cidr),
                             map_public_ip_on_launch=False, tags=tag("nat-subnet"), opts=opts, **zone_args(spec.zone))
     private = aws.ec2.Subnet(f"{name}-subnet", vpc_id=vpc.id, cidr_block=str(private_cidr),
                              map_public_ip_on_launch=False, tags=tag("subnet"), opts=opts, **zone_args(spec.zone))
     nat_ip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", tags=tag("nat-ip"), opts=opts)
     nat = aws.ec2.NatGateway(f"{name}-nat", allocation_id=nat_ip.id, subnet_id=public.id, tags=tag("nat"),
-                             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[igw])))
-    _route_all(name, "nat-routes", vpc, public, {"gateway_id": igw.id}, tag, opts)
+                             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                                 depends_on=[igw] if igw else [])))
+    _route_all(name, "nat-routes", vpc, public, {"gateway_id": gateway_id}, tag, opts)
     _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, opts)
-    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id)
+    return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id)
 
 
-def _route_all(name: str, role: str, vpc: aws.ec2.Vpc, subnet: aws.ec2.Subnet, target: dict, tag: Tagger,
+def checked_subnet_zone(subnet_id: str, zone: str | None, az_name: str, az_id: str, found_id: str) -> str:
+    """The subnet id, once its AZ is known to be the spec's zone (by name or by id); else a deploy-time error."""
+    if zone and zone not in (az_name, az_id):
+        raise pulumi.RunError(f"`network.existing_subnet_id`: subnet {subnet_id} is in {az_name} ({az_id}) but "
+                              f"`zone` is {zone}; EFA and the placement group need the nodes in the subnet's AZ: set "
+                              f"zone: {az_id} or choose a subnet in {zone}")
+    return found_id
+
+
+def _route_all(name: str, role: str, vpc, subnet: aws.ec2.Subnet, target: dict, tag: Tagger,
                opts: pulumi.ResourceOptions) -> None:
     """A route table sending everything outside the VPC to `target`, associated with `subnet`."""
     table = aws.ec2.RouteTable(f"{name}-{role}", vpc_id=vpc.id, tags=tag(role), opts=opts,

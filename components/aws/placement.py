@@ -9,8 +9,6 @@ group instead. The selector decides whether the fleet is placed at all.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_aws as aws
 
@@ -21,7 +19,7 @@ STRATEGY = "cluster"
 
 
 def build_placement_group(name: str, selection: Selection, tag: Tagger,
-                          opts: pulumi.ResourceOptions) -> Optional[aws.ec2.PlacementGroup]:
+                          opts: pulumi.ResourceOptions) -> aws.ec2.PlacementGroup | None:
     if not selection.placement_group or selection.spec.placement_group_name is not None:
         return None
     return aws.ec2.PlacementGroup(f"{name}-pg", strategy=STRATEGY, tags=tag("pg"), opts=opts)

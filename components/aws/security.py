@@ -11,18 +11,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from ..outputs import exporter_ports
 from ..spec import ClusterSpec
 from .tagging import Tagger
 
 ALL_PROTOCOLS = "-1"
 SSH_PORT = 22
-EXPORTER_PORTS = {"dcgm": 9400, "node": 9100}
-
-
-def exporter_ports(spec: ClusterSpec) -> list[int]:
-    """The exporter ports the node software opens, in a fixed order."""
-    enabled = {"dcgm": spec.node.exporters.dcgm, "node": spec.node.exporters.node}
-    return [port for key, port in EXPORTER_PORTS.items() if enabled[key]]
 
 
 def build_security_group(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], tag: Tagger,

@@ -15,7 +15,6 @@ growing never changes the customData (with `upgradePolicy: Manual` old nodes wou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..catalog.models import InstanceType
 from ..spec import ClusterSpec
@@ -35,7 +34,7 @@ class InfinibandPartition:
         return self.links * self.gbps_per_link
 
 
-def infiniband_partition(spec: ClusterSpec, instance: InstanceType) -> Optional[InfinibandPartition]:
+def infiniband_partition(spec: ClusterSpec, instance: InstanceType) -> InfinibandPartition | None:
     """The partition the scale set forms, or None for sizes without InfiniBand and for `fabric: tcp`."""
     if instance.fabric != INFINIBAND or spec.fabric == "tcp":
         return None

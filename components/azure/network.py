@@ -7,6 +7,7 @@
   Standard public IP is for outbound traffic only: nothing can connect in through it.
 - With `network.existing_subnet_id` (an Azure subnet resource id) nothing here is created: the scale set joins that
   subnet, and the other resources go into the subnet's resource group. Its egress and address range are the owner's.
+- With `network.existing_resource_group` no resource group is created: the VNet, NAT, NSG and scale set go into it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from ipaddress import IPv4Network
-from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -47,11 +47,13 @@ class NodeNetwork:
 
     resource_group_name: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
-    vnet_name: Optional[pulumi.Input[str]]
-    nat_ip: Optional[pulumi.Input[str]]
+    vnet_name: pulumi.Input[str] | None
+    nat_ip: pulumi.Input[str] | None
+    vnet_id: pulumi.Input[str] | None = None
+    nat_id: pulumi.Input[str] | None = None
 
 
-def parse_subnet_id(text: str) -> Optional[SubnetRef]:
+def parse_subnet_id(text: str) -> SubnetRef | None:
     match = SUBNET_ID.match(text)
     return SubnetRef(**match.groupdict()) if match else None
 
@@ -69,6 +71,8 @@ def build_resource_group(name: str, spec: ClusterSpec, tag: Tagger, opts: pulumi
     """The resource group every other resource goes into: the existing subnet's, or a new one."""
     if spec.network.existing_subnet_id:
         return parse_subnet_id(spec.network.existing_subnet_id).resource_group
+    if spec.network.existing_resource_group:
+        return spec.network.existing_resource_group
     group = azure_native.resources.ResourceGroup(f"{name}-rg", location=spec.region, tags=tag("rg"), opts=opts)
     return group.name
 
@@ -97,4 +101,4 @@ def build_network(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str
         nat_gateway=network.SubResourceArgs(id=nat.id), network_security_group=network.SubResourceArgs(id=nsg_id),
         opts=opts)
     return NodeNetwork(resource_group_name=resource_group, subnet_id=subnet.id, vnet_name=vnet.name,
-                       nat_ip=nat_ip.ip_address)
+                       nat_ip=nat_ip.ip_address, vnet_id=vnet.id, nat_id=nat.id)

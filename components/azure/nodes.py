@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_azure_native as azure_native
@@ -32,6 +31,7 @@ from .image import image_reference
 from .network import NodeNetwork
 from .repair import automatic_repairs, health_extension_profile, scheduled_events, spot_restore, upgrade_policy
 from .security import Security
+from .serving import scale_set_ignore_changes
 from .tagging import Tagger
 
 compute = azure_native.compute
@@ -64,7 +64,7 @@ def scale_set_plans(selection: Selection) -> list[ScaleSetPlan]:
     return [ScaleSetPlan("nodes", SPOT if market.type == "spot" else REGULAR, spec.nodes)]
 
 
-def priority_args(plan: ScaleSetPlan, max_price: Optional[float]) -> dict:
+def priority_args(plan: ScaleSetPlan, max_price: float | None) -> dict:
     """VM profile fields for the plan's priority."""
     if plan.priority == REGULAR:
         return {"priority": REGULAR}
@@ -80,16 +80,18 @@ def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
 
 
 def build_scale_sets(name: str, selection: Selection, single_placement_group: bool, node_network: NodeNetwork,
-                     security: Security, proximity_group_id: Optional[pulumi.Input[str]], custom_data: str,
-                     tag: Tagger, opts: pulumi.ResourceOptions) -> list[compute.VirtualMachineScaleSet]:
+                     security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: str,
+                     tag: Tagger, opts: pulumi.ResourceOptions,
+                     backend_pool_id: pulumi.Input[str] | None = None) -> list[compute.VirtualMachineScaleSet]:
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
-                       custom_data, tag, opts)
+                       custom_data, tag, opts, backend_pool_id)
             for plan in scale_set_plans(selection)]
 
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
-               node_network: NodeNetwork, security: Security, proximity_group_id: Optional[pulumi.Input[str]],
-               custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions) -> compute.VirtualMachineScaleSet:
+               node_network: NodeNetwork, security: Security, proximity_group_id: pulumi.Input[str] | None,
+               custom_data: str, tag: Tagger, opts: pulumi.ResourceOptions,
+               backend_pool_id: pulumi.Input[str] | None = None) -> compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
@@ -105,7 +107,9 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
                 network_security_group=compute.SubResourceArgs(id=security.nsg_id),
                 ip_configurations=[compute.VirtualMachineScaleSetIPConfigurationArgs(
                     name="ipconfig", primary=True, subnet=compute.ApiEntityReferenceArgs(id=node_network.subnet_id),
-                    application_security_groups=[compute.SubResourceArgs(id=security.asg_id)])])]),
+                    application_security_groups=[compute.SubResourceArgs(id=security.asg_id)],
+                    load_balancer_backend_address_pools=[compute.SubResourceArgs(id=backend_pool_id)] if backend_pool_id else None,
+                )])]),
         diagnostics_profile=compute.DiagnosticsProfileArgs(boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)),
         scheduled_events_profile=scheduled_events(spec),
         extension_profile=health_extension_profile(),
@@ -118,11 +122,12 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
         proximity_placement_group=compute.SubResourceArgs(id=proximity_group_id) if proximity_group_id else None,
         identity=scale_set_identity(), upgrade_policy=upgrade_policy(spec),
         automatic_repairs_policy=automatic_repairs(), spot_restore_policy=spot_restore(plan.priority),
-        virtual_machine_profile=profile, tags=tag(plan.role), opts=opts)
+        virtual_machine_profile=profile, tags=tag(plan.role),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=scale_set_ignore_changes(spec))))
 
 
 def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan,
-                custom_data: str) -> compute.VirtualMachineScaleSetOSProfileArgs:
+                custom_data: str) -> azure_native.compute.VirtualMachineScaleSetOSProfileArgs:
     key = selection.spec.access.ssh_public_key
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=computer_name_prefix(pulumi.get_stack(), name, plan), admin_username=ADMIN_USER,

@@ -9,13 +9,11 @@ from `list_nodes` works as well.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import pulumi
 
-from ..catalog.selector import Selection
 from ..outputs import hostfile_command
-from .image import floating_image_warning
 from .nodes import ADMIN_USER
 
 BASTION_PLACEHOLDER = "<bastion-name> --resource-group <bastion-resource-group>"
@@ -45,20 +43,3 @@ def access_outputs(resource_group: pulumi.Input[str], scale_sets: Sequence[pulum
             resource_group, " --name ", first, " --query '[0].id' --output tsv)"),
         "ssh_user": pulumi.Output.from_input(ADMIN_USER),
     }
-
-
-def azure_warnings(selection: Selection, existing_subnet: Optional[str]) -> list[str]:
-    """What the plan cannot check or price, in words."""
-    spec, instance, price = selection.spec, selection.instance, selection.price
-    warnings = []
-    if spec.market.type != "on-demand" and price.spot is None:
-        warnings.append(f"the catalog has no spot price for {instance.name} in {spec.region}: the estimated cost is "
-                        "unknown; Azure bills the current spot price, capped by maxPrice")
-    if spec.market.type != "spot" and price.on_demand is None:
-        warnings.append(f"the catalog has no pay-as-you-go price for {instance.name} in {spec.region}: the estimated "
-                        "cost is unknown")
-    warnings += floating_image_warning(spec)
-    if existing_subnet:
-        warnings.append("existing subnet: its VNet range (must not overlap 172.16.0.0/16, which InfiniBand reserves) "
-                        "and its egress are not checked or created by gpufleet")
-    return warnings

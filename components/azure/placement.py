@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_azure_native as azure_native
 
@@ -29,7 +27,7 @@ def wants_proximity_group(spec: ClusterSpec) -> bool:
 
 
 def build_proximity_group(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], tag: Tagger,
-                          opts: pulumi.ResourceOptions) -> Optional[azure_native.compute.ProximityPlacementGroup]:
+                          opts: pulumi.ResourceOptions) -> azure_native.compute.ProximityPlacementGroup | None:
     if not wants_proximity_group(spec):
         return None
     return azure_native.compute.ProximityPlacementGroup(

@@ -38,31 +38,31 @@ SPOT_RESTORE_TIMEOUT = "PT1H"
 TERMINATE_NOTICE = "PT5M"
 
 
-def health_extension_profile() -> compute.VirtualMachineScaleSetExtensionProfileArgs:
+def health_extension_profile() -> azure_native.compute.VirtualMachineScaleSetExtensionProfileArgs:
     return compute.VirtualMachineScaleSetExtensionProfileArgs(extensions=[compute.VirtualMachineScaleSetExtensionArgs(
         name="gpufleet-health", auto_upgrade_minor_version=True, **HEALTH_EXTENSION,
         settings={"protocol": "http", "port": HEALTH_ENDPOINT_PORT, "requestPath": HEALTH_ENDPOINT_PATH,
                   "intervalInSeconds": 30, "numberOfProbes": 4})])
 
 
-def automatic_repairs() -> compute.AutomaticRepairsPolicyArgs:
+def automatic_repairs() -> azure_native.compute.AutomaticRepairsPolicyArgs:
     return compute.AutomaticRepairsPolicyArgs(enabled=True, grace_period=REPAIR_GRACE_PERIOD, repair_action="Replace")
 
 
-def spot_restore(priority: str) -> compute.SpotRestorePolicyArgs | None:
+def spot_restore(priority: str) -> azure_native.compute.SpotRestorePolicyArgs | None:
     if priority != "Spot":
         return None
     return compute.SpotRestorePolicyArgs(enabled=True, restore_timeout=SPOT_RESTORE_TIMEOUT)
 
 
-def scheduled_events(spec: ClusterSpec) -> compute.ScheduledEventsProfileArgs | None:
+def scheduled_events(spec: ClusterSpec) -> azure_native.compute.ScheduledEventsProfileArgs | None:
     if not watcher_runs(spec):
         return None
     return compute.ScheduledEventsProfileArgs(terminate_notification_profile=compute.TerminateNotificationProfileArgs(
         enable=True, not_before_timeout=TERMINATE_NOTICE))
 
 
-def upgrade_policy(spec: ClusterSpec) -> compute.UpgradePolicyArgs:
+def upgrade_policy(spec: ClusterSpec) -> azure_native.compute.UpgradePolicyArgs:
     rollout = spec.rollout
     if not rollout.enabled:
         return compute.UpgradePolicyArgs(mode="Manual")

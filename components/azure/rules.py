@@ -6,20 +6,22 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec, Problem
+from ..spec.ssh import key_type_problems
 from .fabric import InfinibandPartition, infiniband_partition
-from .image import image_problems
-from .network import (RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id,
-                      usable_addresses)
+from .image import floating_image_warning, image_problems
+from .network import RDMA_RESERVED, SMALLEST_SUBNET_PREFIX, node_subnet_cidr, parse_subnet_id, usable_addresses
 from .nodes import OS_DISK_MAX_GIB, scale_set_plans
 from .placement import PLACEMENT_GROUP_MAX_VMS, SCALE_SET_MAX_VMS
 
 AZURE_TAG_NAME_FORBIDDEN = re.compile(r"[<>%&\\?/]")
 AZURE_TAG_VALUE_MAX = 256
 MAX_PRICE_DECIMALS = 5
+# Linux VMs take ssh-rsa keys of 2048 bits or more and ssh-ed25519 keys, not ECDSA (Azure docs, "Supported SSH key
+# formats"). VNet address spaces: Azure refuses prefixes shorter than /8 ("Azure Virtual Network FAQ").
+VNET_MIN_PREFIX = 8
 
 
 def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
@@ -27,6 +29,18 @@ def ssh_key_is_given(spec: ClusterSpec) -> list[Problem]:
         return []
     return [Problem("access.ssh_public_key", None, "required on azure: a Linux VM needs an SSH key or a password, and "
                     "gpufleet turns passwords off; give your OpenSSH public key (ssh-ed25519 ...)")]
+
+
+def ssh_key_fits_azure(spec: ClusterSpec) -> list[Problem]:
+    return key_type_problems(spec.access.ssh_public_key, "Azure Linux VMs take", "Azure")
+
+
+def vnet_prefix_fits(spec: ClusterSpec) -> list[Problem]:
+    cidr = spec.network.cidr
+    if spec.network.existing_subnet_id or cidr.prefixlen >= VNET_MIN_PREFIX:
+        return []
+    return [Problem("network.cidr", str(cidr), f"Azure VNet address spaces are /{VNET_MIN_PREFIX} or smaller; use a "
+                    "private range such as 10.0.0.0/16")]
 
 
 def vnet_avoids_rdma_range(spec: ClusterSpec) -> list[Problem]:
@@ -90,7 +104,7 @@ def max_price_has_five_decimals(spec: ClusterSpec) -> list[Problem]:
                     f"{MAX_PRICE_DECIMALS} decimal places, e.g. {round(price, MAX_PRICE_DECIMALS)}")]
 
 
-SPEC_RULES = (ssh_key_is_given, os_disk_fits, max_price_has_five_decimals, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
+SPEC_RULES = (ssh_key_is_given, ssh_key_fits_azure, vnet_prefix_fits, os_disk_fits, max_price_has_five_decimals, vnet_avoids_rdma_range, subnet_holds_the_nodes, existing_subnet_is_an_azure_subnet,
               no_capacity_reservation, tags_fit_azure, image_problems)
 
 
@@ -98,7 +112,7 @@ def spec_problems(spec: ClusterSpec) -> list[Problem]:
     return [problem for rule in SPEC_RULES for problem in rule(spec)]
 
 
-def partition_fits_one_placement_group(selection: Selection, partition: Optional[InfinibandPartition]) -> list[Problem]:
+def partition_fits_one_placement_group(selection: Selection, partition: InfinibandPartition | None) -> list[Problem]:
     spec = selection.spec
     if partition is None or spec.nodes <= PLACEMENT_GROUP_MAX_VMS:
         return []
@@ -116,7 +130,7 @@ def scale_sets_fit(selection: Selection) -> list[Problem]:
                     f"at most {SCALE_SET_MAX_VMS} nodes per stack")]
 
 
-def mixed_market_without_infiniband(selection: Selection, partition: Optional[InfinibandPartition]) -> list[Problem]:
+def mixed_market_without_infiniband(selection: Selection, partition: InfinibandPartition | None) -> list[Problem]:
     if selection.spec.market.type != "mixed" or partition is None:
         return []
     return [Problem("market.type", "mixed", f"on azure a mixed market needs two scale sets, and InfiniBand links "
@@ -132,7 +146,16 @@ def size_runs_gpufleet_node_software(selection: Selection) -> list[Problem]:
                     "neither the HPC image nor gpufleet's node setup installs; pick an NC or ND size")]
 
 
-def selection_problems(selection: Selection) -> list[Problem]:
+def plan_problems(selection: Selection) -> list[Problem]:
+    """Every Azure problem with the selected size, fabric and placement."""
     partition = infiniband_partition(selection.spec, selection.instance)
     return [*partition_fits_one_placement_group(selection, partition), *scale_sets_fit(selection),
             *mixed_market_without_infiniband(selection, partition), *size_runs_gpufleet_node_software(selection)]
+
+
+def plan_warnings(selection: Selection) -> list[str]:
+    warnings = floating_image_warning(selection.spec)
+    if selection.spec.network.existing_subnet_id:
+        warnings.append("existing subnet: its VNet range (must not overlap 172.16.0.0/16, which InfiniBand reserves) "
+                        "and its egress are not checked or created by gpufleet")
+    return warnings

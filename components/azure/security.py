@@ -16,16 +16,17 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_azure_native as azure_native
 
+from ..outputs import exporter_ports
 from ..spec import ClusterSpec
+from .storage import node_storage_rules
 from .tagging import Tagger
 
 network = azure_native.network
 
 SSH_PORT = 22
-DCGM_EXPORTER_PORT = 9400
-NODE_EXPORTER_PORT = 9100
 VNET_TAG = "VirtualNetwork"
-PRIORITY = {"ssh": 100, "cluster": 110, "exporters-vnet": 120, "exporters-monitoring": 130, "deny": 4096}
+PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "exporters-vnet": 120,
+            "exporters-monitoring": 130, "deny": 4096}
 
 
 @dataclass(frozen=True)
@@ -34,14 +35,15 @@ class Security:
     asg_id: pulumi.Output[str]
 
 
-def exporter_ports(spec: ClusterSpec) -> list[str]:
-    exporters = spec.node.exporters
-    return [str(port) for port, enabled in ((NODE_EXPORTER_PORT, exporters.node), (DCGM_EXPORTER_PORT, exporters.dcgm))
-            if enabled]
+def exporter_port_ranges(spec: ClusterSpec) -> list[str]:
+    """NSG port ranges of the enabled exporters, in ascending order (the order existing rules were declared in)."""
+    return [str(port) for port in sorted(exporter_ports(spec))]
 
 
-def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
-    """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`."""
+def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
+                   monitoring_asg_id: pulumi.Input[str] | None = None) -> list[dict]:
+    """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`, the monitoring
+    server (when there is one) `monitoring_asg_id`, reachable on SSH from `access.ssh_cidrs` only."""
     nodes = [{"id": asg_id}]
     rules = []
 
@@ -54,13 +56,19 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
     ssh_cidrs = [str(c) for c in spec.access.ssh_cidrs]
     if ssh_cidrs:
         allow("ssh", "allow-ssh", "Tcp", [str(SSH_PORT)], source_address_prefixes=ssh_cidrs)
+        if monitoring_asg_id is not None:
+            rules.append({**rules[-1], "name": "allow-ssh-monitoring", "priority": PRIORITY["ssh-monitoring"],
+                          "destination_application_security_groups": [{"id": monitoring_asg_id}]})
     allow("cluster", "allow-cluster", "*", ["*"], source_application_security_groups=nodes)
-    ports = exporter_ports(spec)
+    rules += node_storage_rules(spec, asg_id, PRIORITY["storage"])  # Lustre from the filesystem subnet (storage.py)
+    ports = exporter_port_ranges(spec)
     if ports:
         allow("exporters-vnet", "allow-exporters-vnet", "Tcp", ports, source_address_prefix=VNET_TAG)
         monitoring = [str(c) for c in spec.access.monitoring_cidrs]
         if monitoring:
             allow("exporters-monitoring", "allow-exporters-monitoring", "Tcp", ports, source_address_prefixes=monitoring)
+    from .serving import serving_nsg_rules  # inference (README "Inference")
+    rules += serving_nsg_rules(spec, nodes)
     rules.append({"name": "deny-all-inbound", "priority": PRIORITY["deny"], "direction": "Inbound", "access": "Deny",
                   "protocol": "*", "source_address_prefix": "*", "source_port_range": "*",
                   "destination_address_prefix": "*", "destination_port_range": "*"})
@@ -68,10 +76,10 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str]) -> list[dict]:
 
 
 def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], tag: Tagger,
-                   opts: pulumi.ResourceOptions) -> Security:
+                   opts: pulumi.ResourceOptions, monitoring_asg_id: pulumi.Input[str] | None = None) -> Security:
     asg = network.ApplicationSecurityGroup(f"{name}-asg", resource_group_name=resource_group, location=spec.region,
                                            tags=tag("asg"), opts=opts)
-    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id)]
+    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id, monitoring_asg_id)]
     nsg = network.NetworkSecurityGroup(f"{name}-nsg", resource_group_name=resource_group, location=spec.region,
                                        security_rules=rules, tags=tag("nsg"), opts=opts)
     return Security(nsg_id=nsg.id, asg_id=asg.id)

@@ -6,7 +6,7 @@ that break this instead of dropping them.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..tags import provenance_tags
 

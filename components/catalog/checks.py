@@ -5,15 +5,16 @@ Flagged rows are excluded from selection and shown with their reason (`gpufleet 
   EFA interfaces do not fit its fabric and network cards;
 - a price of zero or below (a source's placeholder for "unknown", as SkyPilot writes 0 for unpriced sizes);
 - a spot price above on-demand (beyond rounding), or equal to it (no spot discount: no spot pool or no spot meter);
-- an on-demand or spot price far from the same type's price in the cloud's other regions or zones;
+- a spot price whose discount is deeper than its cloud ever gives (`SPOT_RATIO`, the one spot rule);
+- an on-demand price far from the same type's price in the cloud's other regions;
 - a row the catalog's price file lists under `excluded:` with the reason.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from statistics import median
-from typing import Iterable, Mapping, Optional
 
 from .models import Flag, GpuModel, InstanceType, Price
 
@@ -24,9 +25,12 @@ SPOT_ROUNDING_USD = 0.005
 SPOT_ROUNDING_RATIO = 0.01
 # On-demand prices of one type differ between regions by well under 2x; spot prices swing more.
 ON_DEMAND_OUTLIER = (0.55, 1.8)
-SPOT_OUTLIER = (0.4, 2.5)
 MIN_REGIONS_FOR_OUTLIER = 3
-MIN_ZONES_FOR_SPOT_OUTLIER = 4
+# The one spot rule: spot / on-demand must lie in [floor, 1). The floor is 1 minus the deepest discount the cloud
+# advertises (AWS "up to 90%", Azure "up to 90%", GCP "up to 91%"), which is also the deepest seen in its data
+# (catalog README, "Spot sanity rule"). The same discount gets the same verdict for every type, region and zone.
+SPOT_RATIO = {"aws": 0.10, "azure": 0.10, "gcp": 0.09}
+SPOT_RATIO_ROUNDING = 0.005
 MARKETS = ("on_demand", "spot", "reserved_1y", "reserved_3y")  # the Price fields a flag's scope can name
 
 
@@ -56,13 +60,11 @@ def check_prices(prices: Iterable[Price]) -> list[Flag]:
     not_positive = _not_positive(prices)
     prices = apply_flags(prices, not_positive)
     flags = not_positive + _spot_vs_on_demand(prices)
-    spot_flagged = {(f.cloud, f.instance_type, f.region, f.zone) for f in flags}
     by_type: dict[tuple[str, str], list[Price]] = {}
     for price in prices:
         by_type.setdefault((price.cloud, price.instance_type), []).append(price)
     for rows in by_type.values():
         flags += _on_demand_outliers(rows)
-        flags += _spot_outliers([p for p in rows if (p.cloud, p.instance_type, p.region, p.zone) not in spot_flagged])
     return flags
 
 
@@ -104,7 +106,7 @@ def _row_flag(row: InstanceType, kind: str, reason: str) -> Flag:
     return Flag(cloud=row.cloud, instance_type=row.name, region="", zone="", scope="row", kind=kind, reason=reason)
 
 
-def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: Optional[str] = None) -> Flag:
+def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: str | None = None) -> Flag:
     return Flag(cloud=price.cloud, instance_type=price.instance_type, region=price.region,
                 zone=price.zone if zone is None else zone, scope=scope, kind=kind, reason=reason)
 
@@ -122,7 +124,7 @@ def _spot_vs_on_demand(prices: list[Price]) -> list[Flag]:
     on_demand = {}
     for key, rows in _group(prices, lambda p: (p.cloud, p.instance_type)).items():
         for region, value in _region_on_demand(rows).items():
-            on_demand[(*key, region)] = value
+            on_demand[key + (region,)] = value
     flags = []
     for p in prices:
         reference = p.on_demand if p.on_demand is not None else on_demand.get((p.cloud, p.instance_type, p.region))
@@ -131,6 +133,11 @@ def _spot_vs_on_demand(prices: list[Price]) -> list[Flag]:
         if p.spot > reference * (1 + SPOT_ROUNDING_RATIO) + SPOT_ROUNDING_USD:
             flags.append(_price_flag(p, "spot", "spot-above-on-demand",
                                      f"spot ${p.spot:g}/h is above on-demand ${reference:g}/h"))
+        elif p.spot / reference < SPOT_RATIO.get(p.cloud, 0.0) - SPOT_RATIO_ROUNDING:
+            flags.append(_price_flag(p, "spot", "spot-ratio",
+                                     f"spot ${p.spot:g}/h is {1 - p.spot / reference:.0%} below on-demand "
+                                     f"${reference:g}/h; {p.cloud} spot discounts reach at most "
+                                     f"{1 - SPOT_RATIO[p.cloud]:.0%}"))
         elif abs(p.spot - reference) <= SPOT_ROUNDING_USD + reference * 0.001:
             flags.append(_price_flag(p, "spot", "spot-equals-on-demand",
                                      f"spot ${p.spot:g}/h equals on-demand: no spot discount (no spot pool or no spot "
@@ -153,17 +160,6 @@ def _on_demand_outliers(rows: list[Price]) -> list[Flag]:
                                      f"on-demand ${value:g}/h is {ratio:.2f}x the median ${middle:g}/h of its "
                                      f"{len(regions)} regions (accepted {low}x-{high}x)", zone=""))
     return flags
-
-
-def _spot_outliers(rows: list[Price]) -> list[Flag]:
-    spots = [p for p in rows if p.spot is not None]
-    if len(spots) < MIN_ZONES_FOR_SPOT_OUTLIER:
-        return []
-    middle = median(p.spot for p in spots)
-    low, high = SPOT_OUTLIER
-    return [_price_flag(p, "spot", "spot-outlier", f"spot ${p.spot:g}/h is {p.spot / middle:.2f}x the median "
-                        f"${middle:g}/h of its {len(spots)} zones and regions (accepted {low}x-{high}x)")
-            for p in spots if not low <= p.spot / middle <= high]
 
 
 def _group(items, key) -> dict:

@@ -16,17 +16,17 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date
-from typing import Optional
+from pathlib import Path
 
 from rich.console import Console
 
 from ..spec.errors import SpecError
 from .age import catalog_age_notes
+from .cost import MARKETS
 from .loader import CLOUDS, Catalog, load_catalog
-from .offers import FABRICS, MARKETS, best_per_region, rank
-from .render import (catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection,
-                     selection_document)
-from .requirement import requirement_from_args
+from .offers import FABRICS, best_per_region, rank
+from .render import catalog_rows, dumps, flag_dict, print_catalog, print_flags, print_selection, selection_document
+from .requirement import FABRIC_ALIASES, requirement_from_args
 
 OK, NOTHING_FEASIBLE, BAD_INPUT = 0, 1, 2
 
@@ -63,16 +63,22 @@ def _filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu", action="append", default=[], help="GPU model, e.g. H100 (repeatable or a,b)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node")
     parser.add_argument("--min-gpu-memory", type=float, help="minimum GiB per GPU")
-    parser.add_argument("--fabric", choices=tuple(FABRICS), help="any (default), rdma, tcp, efa, infiniband, gpudirect")
+    parser.add_argument("--fabric", choices=(*FABRICS, *FABRIC_ALIASES),
+                        help="auto (default, as the spec's `fabric: auto`), rdma, tcp, efa, infiniband, gpudirect")
+    parser.add_argument("--include-restricted", action="store_true",
+                        help="also consider AWS Local/Wavelength Zones, GovCloud and China (need an opt-in or "
+                        "a separate account)")
     parser.add_argument("--cloud", action="append", default=[], help=f"{', '.join(CLOUDS)} (repeatable or a,b)")
     parser.add_argument("--region", action="append", default=[], help="region (repeatable or a,b)")
     parser.add_argument("--max-price", type=float, help="highest USD per hour for the whole cluster")
     parser.add_argument("--all-zones", action="store_true", help="one row per zone instead of per region")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--data-dir", type=Path, help="catalog folder to read (default: the user data folder "
+                        "$XDG_DATA_HOME/gpufleet when a refresh wrote one, else the shipped catalog)")
 
 
-def run_select(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
-    catalog = catalog or load_catalog()
+def run_select(args: argparse.Namespace, catalog: Catalog | None = None, today: date | None = None) -> int:
+    catalog = catalog or load_catalog(getattr(args, "data_dir", None))
     try:
         req = requirement_from_args(args, catalog, select=True)
     except SpecError as err:
@@ -104,8 +110,8 @@ def shown_offers(offers: list, limit: int) -> list:
     return shown
 
 
-def run_catalog(args: argparse.Namespace, catalog: Optional[Catalog] = None, today: Optional[date] = None) -> int:
-    catalog = catalog or load_catalog()
+def run_catalog(args: argparse.Namespace, catalog: Catalog | None = None, today: date | None = None) -> int:
+    catalog = catalog or load_catalog(getattr(args, "data_dir", None))
     if args.flagged:
         flags = [f for f in catalog.flags if not args.cloud or f.cloud in _split(args.cloud)]
         print(dumps([flag_dict(f) for f in flags])) if args.json else print_flags(_console(), flags)

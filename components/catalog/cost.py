@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING
 
 from .loader import Catalog, load_catalog
-from .selector import Selection
+
+if TYPE_CHECKING:  # the selector prices through the offer engine, which uses this module's arithmetic
+    from .selector import Selection
 
 HOURS_PER_MONTH = 730
 # The comparison rows, in the order the plan prints them.
@@ -24,8 +26,8 @@ class ClusterCost:
     """USD for the whole cluster; None where the catalog lacks a price the market needs."""
 
     market: str
-    usd_per_hour: Optional[float]
-    usd_per_month: Optional[float]
+    usd_per_hour: float | None
+    usd_per_month: float | None
     on_demand_nodes: int
     spot_nodes: int
 
@@ -34,10 +36,10 @@ class ClusterCost:
 class NodePrices:
     """USD per node-hour at one location; reserved prices are effective hourly rates of the commitment."""
 
-    on_demand: Optional[float]
-    spot: Optional[float]
-    reserved_1y: Optional[float] = None
-    reserved_3y: Optional[float] = None
+    on_demand: float | None
+    spot: float | None
+    reserved_1y: float | None = None
+    reserved_3y: float | None = None
 
 
 def cluster_cost(selection: Selection) -> ClusterCost:
@@ -51,7 +53,7 @@ def cluster_cost(selection: Selection) -> ClusterCost:
                        on_demand_nodes=on_demand_nodes, spot_nodes=spec.nodes - on_demand_nodes)
 
 
-def hourly_cost(market: str, nodes: int, prices: NodePrices, on_demand_base: int = 0) -> Optional[float]:
+def hourly_cost(market: str, nodes: int, prices: NodePrices, on_demand_base: int = 0) -> float | None:
     """USD per hour for `nodes` at `market`; None when a price the market needs is missing."""
     if market == "mixed":
         base = min(on_demand_base, nodes)
@@ -65,7 +67,7 @@ def hourly_cost(market: str, nodes: int, prices: NodePrices, on_demand_base: int
     return sum(count * price for count, price in parts if count)
 
 
-def market_costs(nodes: int, prices: NodePrices, chosen: str, on_demand_base: Optional[int] = None) -> list[dict]:
+def market_costs(nodes: int, prices: NodePrices, chosen: str, on_demand_base: int | None = None) -> list[dict]:
     """One row per market: $/hour, $/month and savings against on-demand. Mixed uses `on_demand_base`, or
     half the nodes (rounded up) when the cluster is not mixed."""
     base = on_demand_base if on_demand_base is not None else math.ceil(nodes / 2)
@@ -89,7 +91,7 @@ def market_costs(nodes: int, prices: NodePrices, chosen: str, on_demand_base: Op
     return rows
 
 
-def node_prices(selection: Selection, catalog: Optional[Catalog] = None) -> NodePrices:
+def node_prices(selection: Selection, catalog: Catalog | None = None) -> NodePrices:
     """The selection's zone prices plus the region's reserved rates, where the catalog has them."""
     catalog = catalog or load_catalog()
     rows = catalog.prices_of(selection.spec.cloud, selection.instance.name, selection.spec.region)
@@ -98,7 +100,7 @@ def node_prices(selection: Selection, catalog: Optional[Catalog] = None) -> Node
                       reserved_3y=max((p.reserved_3y for p in rows if p.reserved_3y is not None), default=None))
 
 
-def cost_table(selection: Selection, catalog: Optional[Catalog] = None) -> list[dict]:
+def cost_table(selection: Selection, catalog: Catalog | None = None) -> list[dict]:
     """The cluster's cost at its market (`chosen`) and at on-demand, spot, mixed and 1/3-year reserved.
 
     Each row: market, label, chosen, on_demand_nodes, spot_nodes, usd_per_hour, usd_per_month, savings_pct
@@ -127,11 +129,11 @@ def _label(market: str, od_nodes: int, spot_nodes: int) -> str:
     return {"reserved-1y": "reserved 1 year", "reserved-3y": "reserved 3 years"}.get(market, market)
 
 
-def _savings(hourly: Optional[float], reference: Optional[float]) -> Optional[float]:
+def _savings(hourly: float | None, reference: float | None) -> float | None:
     if hourly is None or not reference:
         return None
     return round(100 * (1 - hourly / reference), 1)
 
 
-def _round(value: Optional[float]) -> Optional[float]:
+def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)

@@ -14,26 +14,28 @@ from __future__ import annotations
 
 import csv
 import difflib
+from collections.abc import Iterable
 from dataclasses import fields
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional
 
 import yaml
 
 from .checks import apply_flags, check_instances, check_prices, excluded_flags
+from .datadir import CLOUDS, SHIPPED, SHIPPED_DIR, active_data_dir, data_file
 from .models import Flag, GpuModel, InstanceType, Price, PriceSource
 
-DATA_DIR = Path(__file__).parent / "data"
-CLOUDS = ("aws", "azure", "gcp")
+DATA_DIR = SHIPPED_DIR  # the shipped catalog: read-only, never written by a refresh
 
 
 class Catalog:
     """Read-only lookups over the loaded rows."""
 
     def __init__(self, gpus: Iterable[GpuModel], instances: Iterable[InstanceType], prices: Iterable[Price],
-                 sources: Iterable[PriceSource], flags: Iterable[Flag] = ()):
+                 sources: Iterable[PriceSource], flags: Iterable[Flag] = (), folder: Path = SHIPPED_DIR,
+                 origin: str = SHIPPED):
+        self.folder, self.origin = folder, origin  # where the data was read, and what chose that folder
         self.gpus = {g.model: g for g in gpus}
         self._gpu_names = {alias.lower(): g.model for g in self.gpus.values() for alias in (g.model, *g.aliases)}
         all_instances = list(instances)
@@ -53,21 +55,21 @@ class Catalog:
         for price in self.prices:
             self._by_type.setdefault((price.cloud, price.instance_type), []).append(price)
 
-    def gpu(self, name: str) -> Optional[GpuModel]:
+    def gpu(self, name: str) -> GpuModel | None:
         model = self._gpu_names.get(name.lower())
         return self.gpus[model] if model else None
 
     def gpu_suggestions(self, name: str) -> list[str]:
         return [self._gpu_names[m] for m in difflib.get_close_matches(name.lower(), self._gpu_names, n=3, cutoff=0.5)]
 
-    def instance(self, cloud: str, name: str) -> Optional[InstanceType]:
+    def instance(self, cloud: str, name: str) -> InstanceType | None:
         return self.instances.get((cloud, name))
 
     def instance_suggestions(self, cloud: str, name: str) -> list[str]:
         names = [n for (c, n) in self.instances if c == cloud]
         return difflib.get_close_matches(name, names, n=3, cutoff=0.5)
 
-    def instances_of(self, cloud: str, gpu: Optional[str] = None, gpus: Optional[int] = None) -> list[InstanceType]:
+    def instances_of(self, cloud: str, gpu: str | None = None, gpus: int | None = None) -> list[InstanceType]:
         rows = [i for (c, _), i in self.instances.items() if c == cloud]
         if gpu is not None:
             rows = [i for i in rows if i.gpu == gpu]
@@ -75,7 +77,7 @@ class Catalog:
             rows = [i for i in rows if i.gpus == gpus]
         return sorted(rows, key=lambda i: i.name)
 
-    def prices_of(self, cloud: str, instance_type: str, region: Optional[str] = None) -> list[Price]:
+    def prices_of(self, cloud: str, instance_type: str, region: str | None = None) -> list[Price]:
         rows = self._by_type.get((cloud, instance_type), [])
         return [p for p in rows if region is None or p.region == region]
 
@@ -85,36 +87,47 @@ class Catalog:
     def zones_of(self, cloud: str, instance_type: str, region: str) -> list[str]:
         return sorted({p.zone for p in self.prices_of(cloud, instance_type, region) if p.zone})
 
-    def flags_of(self, cloud: str, instance_type: str, region: Optional[str] = None) -> list[Flag]:
+    def flags_of(self, cloud: str, instance_type: str, region: str | None = None) -> list[Flag]:
         """Why rows of this type were refused: instance-wide flags, and those of `region` if given."""
         return [f for f in self.flags if (f.cloud, f.instance_type) == (cloud, instance_type)
                 and (region is None or f.region in ("", region))]
 
-    def source_of(self, price: Price) -> Optional[PriceSource]:
+    def source_of(self, price: Price) -> PriceSource | None:
         """Where a price came from and when."""
         return self.source_of_key(price.cloud, price.source)
 
-    def source_of_key(self, cloud: str, key: str) -> Optional[PriceSource]:
+    def source_of_key(self, cloud: str, key: str) -> PriceSource | None:
         return self.price_sources.get((cloud, key)) or self.sources.get(cloud)
 
 
-@lru_cache(maxsize=1)
-def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
-    """The shipped catalog. Cached: plans and tests read it many times."""
-    gpus = [_build(GpuModel, row) for row in _yaml(data_dir / "gpus.yaml")["gpus"]]
+def load_catalog(data_dir: Path | None = None) -> Catalog:
+    """The catalog of `data_dir`, or of the active folder (see `datadir.py`). Cached per folder."""
+    folder, origin = active_data_dir(data_dir)
+    return _load(Path(folder), origin)
+
+
+@lru_cache(maxsize=8)
+def _load(data_dir: Path, origin: str = SHIPPED) -> Catalog:
+    gpus = [_build(GpuModel, row) for row in _yaml(data_file(data_dir, "gpus.yaml"))["gpus"]]
     instances, prices, sources, flags = [], [], [], []
     for cloud in CLOUDS:
-        folder = data_dir / cloud
-        if (folder / "instances.yaml").exists():
-            doc = _yaml(folder / "instances.yaml")
+        if data_file(data_dir, f"{cloud}/instances.yaml").exists():
+            doc = _yaml(data_file(data_dir, f"{cloud}/instances.yaml"))
             instances += [_build(InstanceType, {"cloud": cloud, "source": doc.get("source", ""), **row})
                           for row in doc["instances"]]
-        if (folder / "prices.csv").exists():
-            prices += _read_prices(cloud, folder / "prices.csv")
-            meta = _yaml(folder / "prices.yaml")
+        prices_file, meta_file = data_file(data_dir, f"{cloud}/prices.csv"), data_file(data_dir, f"{cloud}/prices.yaml")
+        if prices_file.exists():
+            prices += _read_prices(cloud, prices_file)
+            meta = _yaml(meta_file)
             sources += read_sources(cloud, meta)
             flags += excluded_flags(cloud, meta.get("excluded") or ())
-    return Catalog(gpus, instances, prices, sources, flags)
+    return Catalog(gpus, instances, prices, sources, flags, folder=data_dir, origin=origin)
+
+
+def read_catalog(data_dir: Path | None = None) -> Catalog:
+    """The catalog of `data_dir` (or the active folder), read afresh: for a refresh and for timing it."""
+    folder, origin = active_data_dir(data_dir)
+    return _load.__wrapped__(Path(folder), origin)
 
 
 def read_sources(cloud: str, meta: dict) -> list[PriceSource]:
@@ -151,7 +164,7 @@ def _build(cls, row: dict):
     return cls(**values)
 
 
-def _money(text: Optional[str]) -> Optional[float]:
+def _money(text: str | None) -> float | None:
     return float(text) if text not in (None, "") else None
 
 
@@ -161,4 +174,4 @@ def _date(value) -> date:
 
 def _yaml(path: Path) -> dict:
     with path.open() as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # C parser when built

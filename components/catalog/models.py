@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Optional
 
+# `gpu_driver` values of instance rows that gpufleet's node software cannot install, and why.
+UNSUPPORTED_DRIVERS = {"grid": "needs NVIDIA's GRID (vGPU) driver, which gpufleet does not install",
+                       "rocm": "carries AMD GPUs (ROCm driver), which gpufleet's node software does not install"}
 # RDMA fabrics an instance type can have. None means TCP only.
 FABRICS = ("efa", "infiniband", "tcpx", "tcpxo", "roce")
 
@@ -17,12 +19,16 @@ class GpuModel:
     model: str
     memory_gib: int
     architecture: str
-    bf16_dense_tflops: Optional[float]
+    bf16_dense_tflops: float | None
     aliases: tuple[str, ...] = ()
     open_modules_required: bool = False
     mig_profiles: tuple[str, ...] = ()
-    mig_min_driver: Optional[str] = None
+    mig_min_driver: str | None = None
     source: str = ""
+    vendor: str = "nvidia"  # "amd": ROCm, not NVIDIA's driver stack (node code must not install CUDA/Fabric Manager)
+    # GPUs that share one NVLink domain across nodes (GB200 NVL72: 72 GPUs over 18 nodes); 0 = NVLink stays inside a
+    # node. Node code must run NVIDIA IMEX for such a domain, and placement must keep the nodes in one domain.
+    nvlink_domain_gpus: int = 0
     # GPUs per node the GPU is sold in by any cloud (HGX boards hold 4 or 8). A row outside this is a data error.
     node_gpu_counts: tuple[int, ...] = (1, 2, 4, 8)
 
@@ -38,7 +44,7 @@ class InstanceType:
     gpu_memory_gib: int
     vcpus: int
     memory_gib: float
-    fabric: Optional[str]
+    fabric: str | None
     network_gbps: float
     nvswitch: bool
     source: str
@@ -61,6 +67,12 @@ class InstanceType:
         return self.extra.get("gpu_driver") == "grid"
 
     @property
+    def unsupported_driver(self) -> str | None:
+        """Why gpufleet's node software cannot drive this type's GPUs, or None: it installs NVIDIA's datacenter
+        driver only (not the GRID/vGPU driver, not AMD's ROCm)."""
+        return UNSUPPORTED_DRIVERS.get(self.extra.get("gpu_driver", "nvidia"))
+
+    @property
     def rdma_devices(self) -> int:
         """RDMA devices the node should expose: EFA interfaces, IB links or GPU NICs."""
         return {"efa": self.efa_interfaces, "infiniband": self.gpus if self.infiniband_gbps else 0}.get(
@@ -75,10 +87,10 @@ class Price:
     instance_type: str
     region: str
     zone: str  # "" for a region-wide price
-    on_demand: Optional[float]
-    spot: Optional[float]
-    reserved_1y: Optional[float] = None
-    reserved_3y: Optional[float] = None
+    on_demand: float | None
+    spot: float | None
+    reserved_1y: float | None = None
+    reserved_3y: float | None = None
     source: str = ""  # key into the cloud's price sources; "" = the file's default source
 
 
@@ -113,7 +125,7 @@ class Flag:
     kind: str  # e.g. "gpu-count", "spot-above-on-demand", "on-demand-outlier"
     reason: str
 
-    def covers(self, price: "Price") -> bool:
+    def covers(self, price: Price) -> bool:
         return (price.cloud, price.instance_type) == (self.cloud, self.instance_type) and \
             self.region in ("", price.region) and self.zone in ("", price.zone)
 

@@ -8,19 +8,18 @@ the cheapest zone anywhere. Each candidate either meets a `Requirement` (an offe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Optional
 
 from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
 from .loader import Catalog
 from .models import InstanceType, Price
-from .zones import is_edge, zone_kind
+from .zones import is_edge, location_rank, restricted_reason, zone_kind
 
-MARKETS = ("on-demand", "spot", "mixed", "reserved-1y", "reserved-3y")
-# `--fabric` values: any (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
+# `--fabric` values, in the spec's words: auto (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
 # TCPXO are GPUDirect over TCP, not RDMA), tcp, or one cloud fabric family.
-FABRICS = {"any": None, "tcp": None, "rdma": ("efa", "infiniband", "roce"), "efa": ("efa",),
+FABRICS = {"auto": None, "tcp": None, "rdma": ("efa", "infiniband", "roce"), "efa": ("efa",),
            "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
 DEFAULT_REFERENCE_GPU = "A100"
 
@@ -30,26 +29,31 @@ class Requirement:
     """What the user asks for. Empty tuples mean "any"."""
 
     gpus: tuple[str, ...] = ()  # canonical GPU models
-    gpus_per_node: Optional[int] = None
+    gpus_per_node: int | None = None
     nodes: int = 1
     market: str = "on-demand"
     on_demand_base: int = 0  # with market "mixed"
-    fabric: str = "any"
+    fabric: str = "auto"
     clouds: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
-    min_gpu_memory_gib: Optional[float] = None
-    max_usd_per_hour: Optional[float] = None
-    job_gpu_hours: Optional[float] = None  # the job's size in GPU-hours on `reference_gpu`
+    zone: str | None = None  # a spec's zone: only that zone (or region-wide prices); a restricted one is allowed
+    include_restricted: bool = False  # Local/Wavelength Zones, GovCloud, China (`--include-restricted`)
+    min_gpu_memory_gib: float | None = None
+    max_usd_per_hour: float | None = None
+    job_gpu_hours: float | None = None  # the job's size in GPU-hours on `reference_gpu`
     reference_gpu: str = DEFAULT_REFERENCE_GPU
     speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
 
-    @property
-    def needs_rdma(self) -> bool:
-        return self.fabric not in ("any", "tcp")
-
     def rdma_cluster(self, instance: InstanceType) -> bool:
-        """Nodes that will talk RDMA: several nodes, and a fabric asked for or (with "any") the type's own."""
+        """Nodes that will talk RDMA: several nodes, and a fabric asked for or (with "auto") the type's own."""
         return self.nodes > 1 and self.fabric != "tcp" and instance.fabric is not None
+
+    def price_fields(self) -> tuple[str, ...]:
+        """The `NodePrices` fields this requirement's market pays."""
+        if self.market == "mixed":
+            return (("on_demand",) if self.on_demand_base else ()) + (("spot",) if self.nodes > self.on_demand_base
+                                                                        else ())
+        return (self.market.replace("-", "_"),)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,14 @@ class Candidate:
     prices: NodePrices
     source: str  # key of the oldest price source used here
     flag_reasons: tuple[str, ...]  # why the catalog refused this type or a price here
+    market_sources: tuple[tuple[str, str], ...] = ()  # (price field, source key of the row that gave it)
+    restricted: str | None = None  # why the location needs an opt-in (zones.restricted_reason), worked out once
+    kind_rank: int = 0  # zones.location_rank, worked out once: ranking must stay within 10 ms
+
+    def source_for(self, fields: tuple[str, ...]) -> str:
+        """The source key of the prices a market pays here (the first field's; `source` when none is priced)."""
+        given = dict(self.market_sources)
+        return next((given[f] for f in fields if f in given), self.source)
 
 
 @dataclass(frozen=True)
@@ -69,10 +81,10 @@ class Offer:
     """A candidate priced for a requirement. `reasons` is empty for a feasible offer."""
 
     candidate: Candidate
-    usd_per_hour: Optional[float]
-    relative_speed: Optional[float]
-    job_usd: Optional[float]
-    job_hours: Optional[float]
+    usd_per_hour: float | None
+    relative_speed: float | None
+    job_usd: float | None
+    job_hours: float | None
     reasons: tuple[str, ...] = field(default=())
     price_missing: bool = False  # one of `reasons` is that the market has no price here
 
@@ -90,7 +102,8 @@ class Offer:
         total_gpus = i.gpus * requirement.nodes
         gpu = catalog.gpus.get(i.gpu)
         pflops = (gpu.bf16_dense_tflops * total_gpus / 1000) if gpu and gpu.bf16_dense_tflops else None
-        source = catalog.source_of_key(i.cloud, c.source)
+        # Only a price has a source: an unpriced offer names none rather than the file's default.
+        source = catalog.source_of_key(i.cloud, c.source_for(requirement.price_fields())) if c.market_sources else None
         return {
             "cloud": i.cloud, "instance_type": i.name, "region": c.region, "zone": c.zone,
             "zone_kind": zone_kind(i.cloud, c.zone), "gpu": i.gpu, "gpus_per_node": i.gpus,
@@ -117,7 +130,7 @@ class Ranking:
         self.requirement, self.catalog = requirement, catalog
         self.offers = tuple(offers)
         self._misses = misses
-        self._rejected: Optional[tuple[Offer, ...]] = None
+        self._rejected: tuple[Offer, ...] | None = None
 
     @property
     def rejected(self) -> tuple[Offer, ...]:
@@ -141,7 +154,7 @@ class Ranking:
     def clouds_without_offer(self, clouds=("aws", "azure", "gcp")) -> dict[str, Offer]:
         """For each cloud with no feasible offer, its nearest miss (when it has any candidate at all)."""
         offered = {o.candidate.instance.cloud for o in self.offers}
-        misses = {}
+        misses: dict[str, Offer] = {}
         for offer in self.rejected:
             misses.setdefault(offer.candidate.instance.cloud, offer)
         return {c: misses[c] for c in clouds if c not in offered and c in misses}
@@ -151,6 +164,13 @@ def rank(requirement: Requirement, catalog: Catalog) -> Ranking:
     """Feasible offers sorted by job cost (when a job size is given) or $/hour, then by name."""
     offers, misses = [], []
     for candidate in candidates(catalog):
+        i = candidate.instance
+        if (requirement.gpus and i.gpu not in requirement.gpus) or (
+                requirement.gpus_per_node is not None and i.gpus != requirement.gpus_per_node) or (
+                requirement.clouds and i.cloud not in requirement.clouds) or (
+                requirement.regions and candidate.region not in requirement.regions):
+            misses.append(candidate)  # the cheapest misses, decided before any pricing
+            continue
         hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
         if next(_reasons(requirement, candidate, hourly), None) is None:
             offers.append(evaluate(requirement, candidate, catalog))
@@ -161,8 +181,11 @@ def rank(requirement: Requirement, catalog: Catalog) -> Ranking:
 
 
 def sort_key(requirement: Requirement, offer: Offer) -> tuple:
+    """Cost first; ties break by location kind (regular zones and regions before edge zones), region, then name."""
     primary = offer.job_usd if requirement.job_gpu_hours is not None else offer.usd_per_hour
-    return (_none_last(primary), _none_last(offer.usd_per_hour), _name_key(offer))
+    c = offer.candidate
+    return (_none_last(primary), _none_last(offer.usd_per_hour), c.kind_rank, c.region, c.instance.cloud,
+            c.instance.name, c.zone)
 
 
 def best_per_region(offers) -> list[Offer]:
@@ -183,7 +206,7 @@ def fabric_gbps(instance: InstanceType) -> float:
     return instance.network_gbps
 
 
-def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> Optional[float]:
+def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> float | None:
     """Speed against the reference GPU: a measured factor when given, else the dense TFLOPS ratio."""
     factors = dict(requirement.speed_factors)
     if gpu in factors:
@@ -211,19 +234,24 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
                  job_hours=job_hours, reasons=reasons, price_missing=hourly is None)
 
 
-def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterator[str]:
+def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[str]:
     """Every requirement the candidate misses, cheapest checks first (`rank` stops at the first)."""
     i = c.instance
     if req.gpus and i.gpu not in req.gpus:
         yield f"carries {i.gpu}, not {' or '.join(req.gpus)}"
     if req.gpus_per_node is not None and i.gpus != req.gpus_per_node:
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
-    if i.needs_grid_driver:
-        yield "needs NVIDIA's GRID (vGPU) driver, which gpufleet does not install"
+    if i.unsupported_driver:
+        yield i.unsupported_driver
     if req.clouds and i.cloud not in req.clouds:
         yield f"cloud {i.cloud!r} is not among {', '.join(req.clouds)}"
     if req.regions and c.region not in req.regions:
         yield f"region {c.region!r} is not among {', '.join(req.regions)}"
+    if req.zone is not None and c.zone not in ("", req.zone):
+        yield f"zone {c.zone!r} is not {req.zone!r}"
+    restricted = None if req.include_restricted else c.restricted
+    if restricted and not (req.zone and req.zone == c.zone):
+        yield f"{restricted}; pass --include-restricted to consider it"
     for r in c.flag_reasons:
         if r.startswith("[row]"):
             yield f"refused by the catalog's checks: {r[len('[row] '):]}"
@@ -235,7 +263,9 @@ def _reasons(req: Requirement, c: Candidate, hourly: Optional[float]) -> Iterato
                                                       f"TCP only, {i.network_gbps:g} Gbps") + ")"
     if req.rdma_cluster(i) and is_edge(i.cloud, c.zone):
         yield f"{c.zone} is a {zone_kind(i.cloud, c.zone)} (edge location): no multi-node RDMA cluster there"
-    if hourly is None:
+    if hourly is None and not c.region:
+        yield "no public price in the catalog for any region"
+    elif hourly is None:
         missing = _missing_prices(req, c)
         flagged = [r[len("[price] "):] for r in c.flag_reasons if r.startswith("[price]")]
         yield f"no {missing} price here" + (f" (flagged: {'; '.join(flagged)})" if flagged else "")
@@ -256,33 +286,60 @@ def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
     """Every (instance type, location) the catalog lists, flagged types included (they fail with the reason)."""
     result = []
     instances = {**catalog.instances, **catalog.flagged_instances}
-    clean = {}
+    clean: dict[tuple[str, str, str], list[Price]] = {}
     for p in catalog.prices:
         clean.setdefault((p.cloud, p.instance_type, p.region), []).append(p)
-    raw = {}
+    raw: dict[tuple[str, str], dict[str, list[Price]]] = {}
     for p in catalog.raw_prices:
         raw.setdefault((p.cloud, p.instance_type), {}).setdefault(p.region, []).append(p)
     for (cloud, name), instance in sorted(instances.items()):
         row_flags = tuple(f"[row] {f.reason}" for f in catalog.flags_of(cloud, name) if f.scope == "row"
                           and not f.region)
+        if (cloud, name) not in raw:  # a type the catalog knows but no source prices: listed, never feasible
+            result.append(Candidate(instance=instance, region="", zone="", prices=NodePrices(None, None), source="",
+                                    flag_reasons=row_flags))
         for region, rows in sorted(raw.get((cloud, name), {}).items()):
             usable = clean.get((cloud, name, region), [])
             zones = sorted({p.zone for p in rows if p.zone}) or [""]
             for zone in zones:
                 flags = row_flags + tuple(f"[price] {f.reason}" for f in catalog.flags_of(cloud, name, region)
                                           if (f.region or f.scope != "row") and f.zone in ("", zone))
-                result.append(Candidate(instance=instance, region=region, zone=zone,
-                                        prices=_location_prices(usable, zone),
+                prices, sources = location_prices(usable, zone)
+                result.append(Candidate(instance=instance, region=region, zone=zone, prices=prices,
                                         source=_oldest_source(catalog, cloud, rows, zone),
-                                        flag_reasons=flags))
+                                        flag_reasons=flags, market_sources=sources,
+                                        restricted=restricted_reason(cloud, region, zone),
+                                        kind_rank=location_rank(cloud, region, zone)))
     return tuple(result)
 
 
-def _location_prices(rows: list[Price], zone: str) -> NodePrices:
-    """On-demand and reserved are regional (the highest the region's rows give); spot is the zone's own."""
-    here = [p for p in rows if p.zone == zone]
-    return NodePrices(on_demand=_max(p.on_demand for p in rows), spot=_max(p.spot for p in here),
-                      reserved_1y=_max(p.reserved_1y for p in rows), reserved_3y=_max(p.reserved_3y for p in rows))
+def location_prices(rows: list[Price], zone: str) -> tuple[NodePrices, tuple[tuple[str, str], ...]]:
+    """On-demand and reserved are regional (the highest the region's rows give); spot is the zone's own, or the
+    region-wide row's. Also the source key of the row each price came from."""
+    here = [p for p in rows if p.zone in ("", zone)]
+    values, sources = {}, []
+    for name, pool in (("on_demand", rows), ("spot", here), ("reserved_1y", rows), ("reserved_3y", rows)):
+        priced = [p for p in pool if getattr(p, name) is not None]
+        if name == "spot" and any(p.zone == zone for p in priced):
+            priced = [p for p in priced if p.zone == zone]
+        best = max(priced, key=lambda p: (getattr(p, name), p.source), default=None)
+        values[name] = getattr(best, name) if best else None
+        if best:
+            sources.append((name, best.source))
+    return NodePrices(**values), tuple(sources)
+
+
+def location_candidates(catalog: Catalog, cloud: str, instance_type: str, region: str) -> list[Candidate]:
+    """The engine's candidates for one type in one region (each zone, or the region as a whole)."""
+    return [c for c in _by_location(catalog).get((cloud, instance_type, region), ())]
+
+
+@lru_cache(maxsize=8)
+def _by_location(catalog: Catalog) -> dict:
+    index: dict = {}
+    for c in candidates(catalog):
+        index.setdefault((c.instance.cloud, c.instance.name, c.region), []).append(c)
+    return index
 
 
 def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -> str:
@@ -292,11 +349,11 @@ def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -
     return min(dated)[1] if dated else keys[0]
 
 
-def _max(values) -> Optional[float]:
+def _max(values) -> float | None:
     return max((v for v in values if v is not None), default=None)
 
 
-def _none_last(value: Optional[float]) -> tuple:
+def _none_last(value: float | None) -> tuple:
     return (value is None, value or 0.0)
 
 
@@ -305,5 +362,5 @@ def _name_key(offer: Offer) -> tuple:
     return (c.instance.cloud, c.instance.name, c.region, c.zone)
 
 
-def _round(value: Optional[float], digits: int) -> Optional[float]:
+def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict
-from typing import Iterable, Optional
 
 from rich.console import Console
 from rich.markup import escape
@@ -44,7 +44,7 @@ def selection_document(req: Requirement, ranking: Ranking, offers: list[Offer], 
 
 
 def print_selection(console: Console, req: Requirement, ranking: Ranking, offers: list[Offer], catalog: Catalog,
-                    age_notes: list[str], missing_clouds: dict[str, Offer], ranks: Optional[list[int]] = None) -> None:
+                    age_notes: list[str], missing_clouds: dict[str, Offer], ranks: list[int] | None = None) -> None:
     """The offers as a table; `ranks` numbers each row by its place in the whole ranking (default 1, 2, ...)."""
     job = req.job_gpu_hours is not None
     title = (f"{req.nodes} node(s) x {req.gpus_per_node or 'any'} x {'/'.join(req.gpus) or 'any GPU'}, "
@@ -54,7 +54,7 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
                "$/PFLOP-h"] + (["speed", "job hours", "job $"] if job else []) + ["prices from"]
     for name in columns:
         table.add_column(name, justify="right" if name.startswith(("$", "#", "speed", "job")) else "left")
-    for index, offer in zip(ranks or range(1, len(offers) + 1), offers):
+    for index, offer in zip(ranks or range(1, len(offers) + 1), offers, strict=False):
         d = offer.as_dict(req, catalog)
         row = [str(index), d["cloud"], d["instance_type"], f"{d['gpus_per_node']}x {d['gpu']}", d["region"],
                _zone(d), f"{d['fabric']} {d['fabric_gbps']:g}G", _money(d["usd_per_hour"]),
@@ -137,9 +137,9 @@ def _zone(d: dict) -> str:
     return d["zone"] + (f" [{d['zone_kind']}]" if d["zone_kind"] not in ("zone", "region") else "")
 
 
-def _money(value: Optional[float], digits: int = 2) -> str:
+def _money(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _num(value: Optional[float], suffix: str = "") -> str:
+def _num(value: float | None, suffix: str = "") -> str:
     return "-" if value is None else f"{value:,.2f}{suffix}"

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Optional
-
-import yaml
+from typing import Any
 
 from ..spec.errors import Problem, SpecError
 from ..spec.parse import parse_cluster_spec
@@ -18,7 +16,8 @@ from .loader import CLOUDS, Catalog
 from .offers import DEFAULT_REFERENCE_GPU, Requirement
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
-SPEC_FABRIC = {"auto": "any", "tcp": "tcp", "efa": "efa", "infiniband": "infiniband", "gpudirect": "gpudirect"}
+# `--fabric` uses the spec's words (`fabric: auto`); "any", the old CLI word, still means auto.
+FABRIC_ALIASES = {"any": "auto"}
 
 
 def requirement_from_args(args: argparse.Namespace, catalog: Catalog, select: bool) -> Requirement:
@@ -31,7 +30,8 @@ def requirement_from_args(args: argparse.Namespace, catalog: Catalog, select: bo
     values: dict[str, Any] = {
         "gpus": tuple(g for g in gpus if g), "clouds": clouds, "regions": _split(args.region),
         "gpus_per_node": _first(args.gpus_per_node, shape.get("gpus_per_node")),
-        "fabric": _first(args.fabric, shape.get("fabric"), "any"),
+        "fabric": FABRIC_ALIASES.get(args.fabric, args.fabric) or shape.get("fabric") or "auto",
+        "include_restricted": bool(getattr(args, "include_restricted", False)),
         "min_gpu_memory_gib": args.min_gpu_memory, "max_usd_per_hour": args.max_price,
     }
     _positive(problems, "--gpus-per-node", values["gpus_per_node"])
@@ -82,13 +82,12 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
         problems.append(Problem("--stack", stack, f"expected a stack name ({', '.join(names) or 'none'}) or a "
                                 "stack file path"))
         return {}
+    from ..plan.stackfile import read_stack_config  # the one stack-file reader: duplicate keys, line and column
     try:
-        config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
-    except yaml.YAMLError as err:
-        problems.append(Problem("--stack", str(path), f"expected a YAML stack file ({err.__class__.__name__})"))
+        cluster = read_stack_config(str(path)).get("gpufleet:cluster")
+    except SpecError as err:
+        problems += err.problems
         return {}
-    cluster = config.get("gpufleet:cluster")
-    cluster = cluster["value"] if isinstance(cluster, dict) and set(cluster) == {"value"} else cluster
     try:
         spec = parse_cluster_spec(cluster or {})
     except SpecError as err:
@@ -103,10 +102,10 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
     return {"gpus": (gpu.model,), "gpus_per_node": acc.gpus_per_node or (instance.gpus if instance else None),
             "nodes": spec.nodes, "market": spec.market.type,
             "on_demand_base": spec.market.on_demand_base if spec.market.type == "mixed" else 0,
-            "fabric": SPEC_FABRIC[spec.fabric]}
+            "fabric": spec.fabric}
 
 
-def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> Optional[str]:
+def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> str | None:
     gpu = catalog.gpu(name)
     if gpu is not None:
         return gpu.model
@@ -126,5 +125,5 @@ def _first(*values):
     return next((v for v in values if v is not None), None)
 
 
-def _split(values: Optional[list[str]]) -> tuple[str, ...]:
+def _split(values: list[str] | None) -> tuple[str, ...]:
     return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())

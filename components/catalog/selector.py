@@ -7,29 +7,27 @@ collected and raised together, before any resource is declared.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Optional
 
 from ..spec.errors import Problem, SpecError
 from ..spec.model import ClusterSpec
 from ..spec.node_rules import check_node_software
+from .cost import NodePrices, hourly_cost
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType
-from .zones import is_edge
+from .offers import FABRICS, location_candidates
+from .zones import is_aws_zone_id, is_edge, restricted_reason
 
-# The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name.
-SPEC_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
-AWS_ZONE_ID = re.compile(r"^[a-z]+\d(-[a-z]+\d+)?-az\d+$")  # regular and Local Zone ids
+# The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name (the same table `select` uses).
+SPEC_FABRICS = {name: FABRICS[name] for name in ("efa", "infiniband", "gpudirect")}
 
 
 @dataclass(frozen=True)
 class NodePrice:
     """USD per node-hour at the cluster's zone; None where the catalog has no price."""
 
-    on_demand: Optional[float]
-    spot: Optional[float]
-    zone_priced: bool  # False when the spot price is the region's highest, not the zone's own
+    on_demand: float | None
+    spot: float | None
 
 
 @dataclass(frozen=True)
@@ -39,13 +37,13 @@ class Selection:
     spec: ClusterSpec
     instance: InstanceType
     gpu: GpuModel
-    fabric: Optional[str]
+    fabric: str | None
     placement_group: bool
     price: NodePrice
     warnings: tuple[str, ...]
 
 
-def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
+def select(spec: ClusterSpec, catalog: Catalog | None = None) -> Selection:
     """The instance type, fabric, placement and price for `spec`; raises `SpecError` with every problem."""
     catalog = catalog or load_catalog()
     instance, problems = _pick_instance(spec, catalog)
@@ -66,14 +64,14 @@ def select(spec: ClusterSpec, catalog: Optional[Catalog] = None) -> Selection:
     return selection
 
 
-def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
+def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | None, list[Problem]]:
     acc = spec.accelerator
     if acc.instance_type is not None:
         return _named_instance(spec, catalog)
     gpu = catalog.gpu(acc.gpu)
     if gpu is None:
         return None, [_unknown_gpu(spec, catalog)]
-    rows = [i for i in catalog.instances_of(spec.cloud, gpu.model) if not i.needs_grid_driver]
+    rows = [i for i in catalog.instances_of(spec.cloud, gpu.model) if not i.unsupported_driver]
     if not rows:
         return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is not offered on {spec.cloud}; offered there: "
                               f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))}")]
@@ -94,7 +92,7 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[Instan
     return min(matching, key=lambda i: _rank(spec, catalog, i)), []
 
 
-def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[Optional[InstanceType], list[Problem]]:
+def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | None, list[Problem]]:
     acc = spec.accelerator
     instance = catalog.instance(spec.cloud, acc.instance_type)
     if instance is None and (spec.cloud, acc.instance_type) in catalog.flagged_instances:
@@ -124,9 +122,11 @@ def _unknown_gpu(spec: ClusterSpec, catalog: Catalog) -> Problem:
 
 
 def _rank(spec: ClusterSpec, catalog: Catalog, instance: InstanceType) -> tuple:
-    """Cheapest at the price the cluster would pay (its zone's, for its market) first; unpriced last; then by name."""
+    """Cheapest at what the cluster would pay (its zone's prices, its market and node count, the same arithmetic
+    `gpufleet select` ranks by) first; unpriced last; then by name."""
     price = _node_price(spec, catalog, instance, [])
-    value = price.spot if spec.market.type == "spot" else price.on_demand
+    value = hourly_cost(spec.market.type, spec.nodes, NodePrices(on_demand=price.on_demand, spot=price.spot),
+                        spec.market.on_demand_base)
     return (0, value, instance.name) if value is not None else (1, 0.0, instance.name)
 
 
@@ -145,7 +145,10 @@ def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, 
     if spec.nodes > 1 and spec.fabric != "tcp" and instance.fabric and is_edge(spec.cloud, spec.zone):
         return [Problem("zone", spec.zone, "is a Local Zone or Wavelength Zone; a multi-node RDMA cluster needs a "
                         f"regular Availability Zone: {_names(regular)}")]
-    if spec.cloud == "aws" and not AWS_ZONE_ID.match(spec.zone):
+    restricted = restricted_reason(spec.cloud, spec.region, spec.zone)
+    if restricted:
+        warnings.append(f"{restricted}: the spec names it, so it is used; check that your account has opted in")
+    if spec.cloud == "aws" and not is_aws_zone_id(spec.zone):
         warnings.append(f"zone {spec.zone!r} is an AZ name, which maps to a different AZ id in each account; "
                         f"{instance.name} is offered in {', '.join(regular)} of {spec.region}. Use the AZ id for an "
                         "exact check and spot price")
@@ -155,7 +158,7 @@ def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, 
     return []
 
 
-def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> tuple[Optional[str], list[Problem]]:
+def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> tuple[str | None, list[Problem]]:
     if spec.fabric == "tcp":
         return None, []
     if spec.fabric == "auto":
@@ -171,7 +174,7 @@ def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[st
     return instance.fabric, []
 
 
-def _placement_group(spec: ClusterSpec, fabric: Optional[str]) -> bool:
+def _placement_group(spec: ClusterSpec, fabric: str | None) -> bool:
     """Default: on for multi-node clusters and for any cluster on an RDMA fabric (so growing it replaces nothing),
     off inside a Capacity Block, which fixes placement itself, and off in an AWS On-Demand Capacity Reservation,
     whose instances cannot join a group the stack creates (unless `placement_group_name` names the reservation's)."""
@@ -184,16 +187,18 @@ def _placement_group(spec: ClusterSpec, fabric: Optional[str]) -> bool:
 
 
 def _node_price(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> NodePrice:
-    rows = catalog.prices_of(spec.cloud, instance.name, spec.region)
-    on_demand = max((p.on_demand for p in rows if p.on_demand is not None), default=None)
-    # A row without a zone prices the whole region (Azure prices a size alike in all of its zones).
-    in_zone = [p for p in rows if p.zone in ("", spec.zone) and p.spot is not None]
-    spot_rows = in_zone or [p for p in rows if p.spot is not None]
-    spot = max((p.spot for p in spot_rows), default=None)
-    if spec.market.type != "on-demand" and spot_rows and not in_zone:
-        warnings.append(f"spot price is the highest in {spec.region} (${spot:.2f}/h); the catalog has none for "
-                        f"zone {spec.zone!r}")
-    return NodePrice(on_demand=on_demand, spot=spot, zone_priced=bool(in_zone))
+    """The offer engine's prices for the spec's zone (or region); where the catalog has no spot price for that zone,
+    the region's highest spot price, with a warning."""
+    located = location_candidates(catalog, spec.cloud, instance.name, spec.region)
+    here = [c for c in located if c.zone in ("", spec.zone)]
+    on_demand = max((c.prices.on_demand for c in located if c.prices.on_demand is not None), default=None)
+    spot = max((c.prices.spot for c in here if c.prices.spot is not None), default=None)
+    if spot is None:
+        spot = max((c.prices.spot for c in located if c.prices.spot is not None), default=None)
+        if spot is not None and spec.market.type != "on-demand":
+            warnings.append(f"spot price is the highest in {spec.region} (${spot:.2f}/h); the catalog has none for "
+                            f"zone {spec.zone!r}")
+    return NodePrice(on_demand=on_demand, spot=spot)
 
 
 def _names(values) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import IPv4Network
-from typing import Optional
 
 from ..catalog.models import InstanceType
 
@@ -55,7 +54,7 @@ class NicSlot:
     nic_type: str
 
 
-def vpc_layout(instance: InstanceType, fabric: Optional[str]) -> list[VpcPlan]:
+def vpc_layout(instance: InstanceType, fabric: str | None) -> list[VpcPlan]:
     """The VPCs a node of `instance` needs when the cluster uses `fabric` (None: TCP over the primary NIC)."""
     host_mtu = int(instance.extra.get("host_nic_mtu", DEFAULT_MTU))
     primary = VpcPlan("net", "host", host_mtu, ("subnet",), GVNIC, True)
@@ -92,8 +91,3 @@ def subnet_cidrs(primary: IPv4Network, vpcs: list[VpcPlan]) -> dict[str, IPv4Net
         ranges[role] = next(free)
     return ranges
 
-
-def nccl_interfaces(instance: InstanceType) -> dict[str, list[str]]:
-    """Guest interface names for NCCL (`host`: socket / control NICs, `gpu`: GPUDirect NICs), from the catalog."""
-    names = instance.extra.get("nic_names") or {}
-    return {"host": list(names.get("host", [])), "gpu": list(names.get("gpu", []))}

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
@@ -50,7 +49,7 @@ IMAGE_LINK = re.compile(r"^(?:https://(?:www|compute)\.googleapis\.com/compute/(
 class BootImage:
     source: str
     shielded: bool  # Secure Boot + vTPM + integrity monitoring: the image is known to support Shielded VM
-    warning: Optional[str] = None
+    warning: str | None = None
 
 
 FAMILY_LINK = re.compile(r"^projects/(?P<project>[^/]+)/global/images/family/(?P<family>[^/]+)$")

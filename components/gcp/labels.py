@@ -1,7 +1,8 @@
 """GCP labels and descriptions: gpufleet's provenance on every resource, from `components.tags` (R11).
 
-GCP labels are lowercase: keys start with a letter, keys and values use only a-z, 0-9, `_` and `-`, at most 63
-characters. User tags are lowercased (GCP has no uppercase labels); a tag that still breaks the rules, or two tags
+GCP labels are lowercase: keys start with a lowercase letter, keys and values use only lowercase letters (of any
+script: "international characters are allowed"), digits, `_` and `-`, at most 63 characters (Resource Manager,
+"Requirements for labels"). User tags are lowercased (GCP has no uppercase labels); a tag that still breaks the rules, or two tags
 that become the same key, is an input error, never dropped. gpufleet's own values (stack, component, role) are
 normalised. Only instance templates (and the instances and disks they create) take labels; the other resources
 carry the same provenance in their `description`.
@@ -11,17 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ..spec.errors import Problem
 from ..tags import provenance_tags
 
 COMPONENT = "GcpGpuCluster"
-LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+LABEL_MAX_CHARS = 63
 INVALID_CHARS = re.compile(r"[^a-z0-9_-]+")
-EXPECTED = ("GCP labels take lowercase letters, digits, `_` and `-`, at most 63 characters, and keys start with a "
-            "letter; rename the tag")
+EXPECTED = ("GCP labels take lowercase letters (any script), digits, `_` and `-`, at most 63 characters, and keys "
+            "start with a letter; rename the tag")
 
 Labeler = Callable[[str], dict[str, str]]
 Describer = Callable[[str], str]
@@ -37,14 +37,22 @@ def user_labels(tags: Mapping[str, str]) -> dict[str, str]:
     return {key.lower(): value.lower() for key, value in tags.items()}
 
 
+def is_label_text(text: str, key: bool) -> bool:
+    """GCP's label rules for a (lowercased) key or value."""
+    if len(text) > LABEL_MAX_CHARS or (key and not (text[:1].isalpha() and text[:1].islower())):
+        return False
+    return all(c in "_-" or c.isdigit() or (c.isalpha() and not c.isupper()) for c in text)
+
+
 def label_problems(tags: Mapping[str, str]) -> list[Problem]:
     """Tags that cannot be GCP labels, even lowercased, and tags that collide once lowercased."""
-    problems, seen = [], {}
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
     for key, value in tags.items():
         lower_key, lower_value = key.lower(), value.lower()
-        if not LABEL_KEY.match(lower_key):
+        if not is_label_text(lower_key, key=True):
             problems.append(Problem(f"tags.{key}", key, f"not a valid GCP label key; {EXPECTED}"))
-        elif not LABEL_VALUE.match(lower_value):
+        elif not is_label_text(lower_value, key=False):
             problems.append(Problem(f"tags.{key}", value, f"not a valid GCP label value; {EXPECTED}"))
         elif lower_key in seen:
             problems.append(Problem(f"tags.{key}", key, f"becomes the same GCP label as `tags.{seen[lower_key]}` "

@@ -18,8 +18,6 @@ training job.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 import pulumi_gcp as gcp
 
@@ -30,6 +28,7 @@ from .image import BootImage
 from .labels import Describer, Labeler, short_name
 from .network import ClusterNetworks
 from .repair import auto_healing, lifecycle_policy, update_policy
+from .serving import group_ignore_changes
 
 TERMINATE = "TERMINATE"
 SPOT = "SPOT"
@@ -61,7 +60,7 @@ def base_instance_name(stack: str, name: str) -> str:
 
 def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],
                    image: BootImage, account_email: pulumi.Input[str], user_data: str,
-                   placement_policy: Optional[pulumi.Input[str]], label: Labeler, describe: Describer,
+                   placement_policy: pulumi.Input[str] | None, label: Labeler, describe: Describer,
                    opts: pulumi.ResourceOptions) -> gcp.compute.InstanceTemplate:
     spec, instance = selection.spec, selection.instance
     return gcp.compute.InstanceTemplate(
@@ -91,26 +90,26 @@ def build_template(name: str, selection: Selection, networks: ClusterNetworks, n
 
 def build_group(name: str, selection: Selection, template: gcp.compute.InstanceTemplate, base_name: str,
                 describe: Describer, opts: pulumi.ResourceOptions,
-                health_check: Optional[gcp.compute.HealthCheck] = None,
-                workload_policy: Optional[gcp.compute.ResourcePolicy] = None) -> gcp.compute.InstanceGroupManager:
+                health_check: gcp.compute.HealthCheck | None = None,
+                workload_policy: gcp.compute.ResourcePolicy | None = None) -> gcp.compute.InstanceGroupManager:
     spec = selection.spec
     return gcp.compute.InstanceGroupManager(
         f"{name}-nodes",
         zone=spec.zone,
         base_instance_name=base_name,
         description=describe("nodes"),
-        target_size=spec.nodes,
+        target_size=spec.nodes,  # the starting size; an inference autoscaler owns it afterwards
         versions=[gcp.compute.InstanceGroupManagerVersionArgs(name="nodes", instance_template=template.id)],
         update_policy=update_policy(spec),
         auto_healing_policies=auto_healing(health_check) if health_check else None,
         instance_lifecycle_policy=lifecycle_policy(),
         resource_policies=gcp.compute.InstanceGroupManagerResourcePoliciesArgs(
             workload_policy=workload_policy.self_link) if workload_policy else None,
-        opts=opts,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=group_ignore_changes(spec))),
     )
 
 
-def _reservation(spec: ClusterSpec) -> Optional[gcp.compute.InstanceTemplateReservationAffinityArgs]:
+def _reservation(spec: ClusterSpec) -> gcp.compute.InstanceTemplateReservationAffinityArgs | None:
     """`market.capacity_reservation_id` names a specific Compute Engine reservation to consume."""
     reservation = spec.market.capacity_reservation_id
     if reservation is None:

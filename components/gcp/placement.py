@@ -18,7 +18,6 @@ MIGs of these series, use workload policies; A4X requires one): type HIGH_THROUG
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
@@ -43,11 +42,11 @@ def uses_workload_policy(instance: InstanceType) -> bool:
 class PlacementPlan:
     """The policy gpufleet declares: `max_distance` None means best effort, and `max_vms` is its capacity."""
 
-    max_distance: Optional[int]
+    max_distance: int | None
     max_vms: int
 
 
-def placement_plan(instance: InstanceType, max_distance: Optional[int] = None) -> PlacementPlan:
+def placement_plan(instance: InstanceType, max_distance: int | None = None) -> PlacementPlan:
     """The catalog's default distance for `instance` unless one is given; its VM cap from the catalog."""
     facts = instance.extra.get("placement") or {}
     caps = {int(d): int(v) for d, v in (facts.get("max_vms_by_distance") or {}).items()}
@@ -57,7 +56,7 @@ def placement_plan(instance: InstanceType, max_distance: Optional[int] = None) -
     return PlacementPlan(int(distance), caps.get(int(distance), 0))
 
 
-def placement_problems(instance: InstanceType, nodes: int, max_distance: Optional[int] = None) -> list[Problem]:
+def placement_problems(instance: InstanceType, nodes: int, max_distance: int | None = None) -> list[Problem]:
     """A max distance the family does not support, or more nodes than the policy holds."""
     facts = instance.extra.get("placement") or {}
     caps = {int(d): int(v) for d, v in (facts.get("max_vms_by_distance") or {}).items()}
@@ -75,7 +74,7 @@ def placement_problems(instance: InstanceType, nodes: int, max_distance: Optiona
 
 
 def build_placement_policy(name: str, selection: Selection, plan: PlacementPlan, describe: Describer,
-                           opts: pulumi.ResourceOptions) -> Optional[gcp.compute.ResourcePolicy]:
+                           opts: pulumi.ResourceOptions) -> gcp.compute.ResourcePolicy | None:
     if not selection.placement_group:
         return None
     if uses_workload_policy(selection.instance):

@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 
 from gpufleet.cloud_init.endpoints import HEALTH_ENDPOINT_PORT
 
+from ..outputs import exporter_ports
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, SpecError
 from .fabric import VpcPlan
@@ -27,7 +28,6 @@ from .repair import HEALTH_CHECK_SOURCES
 
 IAP_RANGE = "35.235.240.0/20"
 SSH_PORT = 22
-EXPORTER_PORTS = {"dcgm": 9400, "node": 9100}
 ALL_TRAFFIC = (("tcp", ("0-65535",)), ("udp", ("0-65535",)), ("icmp", ()))
 
 
@@ -40,12 +40,6 @@ class FirewallRule:
     allows: tuple[tuple[str, tuple[str, ...]], ...]  # (protocol, ports)
     sources: tuple[str, ...]
     description: str
-
-
-def exporter_ports(spec: ClusterSpec) -> list[int]:
-    """The exporter ports the node software opens, in a fixed order."""
-    enabled = {"dcgm": spec.node.exporters.dcgm, "node": spec.node.exporters.node}
-    return [port for key, port in EXPORTER_PORTS.items() if enabled[key]]
 
 
 def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv4Network]) -> list[FirewallRule]:
@@ -64,6 +58,8 @@ def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv
                                   "exporter scrape from the cluster subnet and access.monitoring_cidrs"))
     rules.append(FirewallRule("fw-health", primary.role, (("tcp", (str(HEALTH_ENDPOINT_PORT),)),),
                               HEALTH_CHECK_SOURCES, "autohealing health checks from Google's probe ranges"))
+    from .serving import serving_firewalls  # inference rules (README "Inference")
+    rules += serving_firewalls(spec, primary.role, subnet)
     for vpc in layout[1:]:
         if vpc.firewall_allowed:
             rules.append(FirewallRule(f"fw-internal-{vpc.role}", vpc.role, ALL_TRAFFIC,

@@ -33,9 +33,12 @@ def aws_jobs(stack: str, region: str, jobs: list[tuple[str, int]]) -> list[dict[
 
 
 def gcp_jobs(project: str, zone: str, stack_label: str, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
-    """GCE discovery of instances labelled with the stack in the cluster's zone (needs compute.instances.list)."""
+    """GCE discovery of instances labelled with the stack in the cluster's zone (needs compute.instances.list), kept
+    to the GPU nodes' role: the monitoring server carries the stack label too."""
     sd = {"project": project, "zone": zone, "filter": f'labels.gpufleet-stack="{stack_label}"'}
-    return [_job(name, "gce_sd_configs", {**sd, "port": port}, "__meta_gce_instance_name") for name, port in jobs]
+    nodes_only = {"source_labels": ["__meta_gce_label_gpufleet_role"], "regex": NODE_ROLE, "action": "keep"}
+    return [_job(name, "gce_sd_configs", {**sd, "port": port}, "__meta_gce_instance_name", nodes_only)
+            for name, port in jobs]
 
 
 def azure_jobs(subscription_id: str, resource_group: str, scale_sets: list[str],

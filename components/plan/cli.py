@@ -2,7 +2,8 @@
 
     gpufleet plan STACK [--set PATH=VALUE ...] [--json] [--out DIR]
 
-Exit codes: 0 ok, 2 bad input (one message naming the field, no traceback).
+Exit codes: 0 ok, 2 bad input (one message naming the field, no traceback), 1 an internal error (one line; rerun
+with `--debug` for the traceback).
 """
 
 from __future__ import annotations
@@ -11,46 +12,76 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
-import pulumi
 from rich.console import Console
 
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
-from ..spec.errors import SpecError
+from ..catalog.datadir import use_data_dir
+from ..spec.errors import MISSING, Problem, SpecError
+from ..spec.raw import raw_problems
+from .diff_cli import add_commands as add_review_commands
 from .render import plan_json, print_plan
 from .runner import run_program
-from .stackfile import apply_overrides, read_stack_config
+from .stackfile import CLUSTER_KEY, apply_overrides, read_stack_config, stack_name
 from .userdata import node_user_data
 
 BAD_INPUT = 2
+INTERNAL_ERROR = 1
+DEBUG_FLAG = "--debug"
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in argv
+    argv = [arg for arg in argv if arg != DEBUG_FLAG]
     parser = argparse.ArgumentParser(prog="gpufleet", description="GPU clusters on AWS, Azure and GCP from one spec")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help="show the traceback of an internal error")
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="show what a stack would create, offline (no credentials, no Pulumi CLI)")
-    plan.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    plan.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml) or a stack file's path")
     plan.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                       help="override a dotted path inside gpufleet:cluster, value read as YAML (repeatable)")
     plan.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     plan.add_argument("--out", type=Path, help="also write each node group's decoded user data into this folder")
+    plan.add_argument("--data-dir", type=Path, help="catalog folder to read (default: the user data folder when a "
+                      "refresh wrote one, else the shipped catalog)")
     plan.set_defaults(handler=run_plan)
     add_catalog_commands(commands)
+    add_review_commands(commands)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
     except BrokenPipeError:  # the reader went away (`gpufleet select --json | head`): stop quietly, no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except SpecError as err:  # bad input that a handler did not catch itself
+        print(f"error: {err}", file=sys.stderr)
+        return BAD_INPUT
+    except Exception as err:  # a bug in gpufleet, not in the input: one line, the traceback on request
+        if debug:
+            raise
+        print(f"error: internal error ({type(err).__name__}: {_one_line(err)}); this is a gpufleet bug, not your "
+              f"input; rerun with {DEBUG_FLAG} to see the traceback", file=sys.stderr)
+        return INTERNAL_ERROR
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    # Imported here: `gpufleet select` and `catalog` must not pay for the Pulumi SDK (select: 1 s per process).
+    import pulumi
+
+
     console = Console(soft_wrap=False, width=160)
+    use_data_dir(args.data_dir)  # the program selects through load_catalog(), which reads this folder
     try:
         config = apply_overrides(read_stack_config(args.stack), args.overrides)
-        result = run_program(args.stack, config)
+        _check_cluster_value(config.get(CLUSTER_KEY))
+        result = run_program(stack_name(args.stack), config)
     except (SpecError, pulumi.RunError) as err:
         print(f"error: {err}", file=sys.stderr)
         return BAD_INPUT
@@ -65,6 +96,19 @@ def run_plan(args: argparse.Namespace) -> int:
     else:
         print_plan(result, console, notes=notes)
     return 0
+
+
+def _check_cluster_value(cluster: object) -> None:
+    """The program gets the spec as JSON: refuse what JSON cannot carry (dates, sets, `.inf`) here, by field."""
+    if cluster is None:
+        raise SpecError([Problem(CLUSTER_KEY, MISSING, "required: the stack file's `config:` needs a `gpufleet:cluster:` "
+                                 "mapping, as stacks/Pulumi.aws-dev.yaml has")])
+    if not isinstance(cluster, dict):
+        raise SpecError([Problem(CLUSTER_KEY, cluster if isinstance(cluster, (str, int, float)) else "(a list)",
+                                 "expected a mapping with at least `cloud`, `region`, `nodes` and `accelerator`")])
+    problems = raw_problems(cluster)
+    if problems:
+        raise SpecError(problems)
 
 
 if __name__ == "__main__":

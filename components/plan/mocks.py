@@ -7,8 +7,8 @@ An invoke without an entry in the table fails loudly instead of resolving to Non
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pulumi
 from pulumi.runtime import rpc
@@ -17,10 +17,24 @@ from pulumi.runtime.mocks import MockMonitor
 from .calls import CALLS
 
 PLACEHOLDER_SUFFIX = "-id"
+SECRET_MASK = "[secret]"
 # Outputs the provider computes that the program reads back; answered with fixed placeholders.
 SELF_LINK_SUFFIX = "-self-link"  # GCP resources' computed `selfLink`, a placeholder like the ids
 COMPUTED_OUTPUTS = {
     "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1, "defaultVersion": 1},
+    # Shared filesystems' addresses (storage.shared), which the nodes' user data carries.
+    "aws:fsx/lustreFileSystem:LustreFileSystem": {"dnsName": "fs-placeholder.fsx.example.amazonaws.com",
+                                                  "mountName": "placeholder"},
+    "aws:efs/mountTarget:MountTarget": {"dnsName": "fs-placeholder.efs.example.amazonaws.com"},
+    "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "10.0.128.4"}},
+    "azure-native:compute:VirtualMachineScaleSet": {"identity": {"type": "SystemAssigned",
+                                                                 "principalId": "11111111-1111-1111-1111-111111111111"}},
+    "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
+    "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
+    "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
+    "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": {"instanceGroup": "instance-group-placeholder"},
+    "gcp:compute/forwardingRule:ForwardingRule": {"ipAddress": "10.0.0.250"},
 }
 
 
@@ -60,7 +74,9 @@ class RecordingMonitor(MockMonitor):
 
 
 def _plain(value):
-    """Inputs as JSON-ready data: dicts with sorted keys, lists, scalars."""
+    """Inputs as JSON-ready data: dicts with sorted keys, lists, scalars; Pulumi secrets masked, as previews show them."""
+    if rpc.is_rpc_secret(value):
+        return SECRET_MASK
     if isinstance(value, dict):
         return {key: _plain(value[key]) for key in sorted(value)}
     if isinstance(value, (list, tuple)):

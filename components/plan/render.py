@@ -12,6 +12,8 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..catalog.cost import cost_table_lines
+from ..serving import serving_cost_lines
+from ..storage_cost import storage_cost_lines
 from .mocks import DeclaredResource
 from .runner import PlanResult
 
@@ -41,7 +43,11 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
     if result.outputs.get("cost"):
         console.print("[bold]Cost[/bold] (catalog prices, USD)")
         console.print(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
-    for note in notes + [f"warning: {w}" for w in result.outputs.get("warnings") or []]:
+        console.print(escape("\n".join(storage_cost_lines(result.outputs))))
+    if result.outputs.get("inference_cost"):
+        console.print(escape("\n".join(serving_cost_lines(result.outputs["inference_cost"]))))
+    warnings = [*(result.outputs.get("warnings") or []), *(result.outputs.get("inference_warnings") or [])]
+    for note in notes + [f"warning: {w}" for w in warnings]:
         console.print(f"[yellow]{escape(note)}[/yellow]")
 
 

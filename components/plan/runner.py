@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pulumi
 from pulumi.runtime.settings import SETTINGS
@@ -28,8 +29,8 @@ class PlanResult:
     outputs: dict[str, Any]
 
 
-def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[], None]] = None,
-                monitor: Optional[RecordingMonitor] = None) -> PlanResult:
+def run_program(stack: str, config: dict[str, Any], program: Callable[[], None] | None = None,
+                monitor: RecordingMonitor | None = None) -> PlanResult:
     """Declares the stack's resources against a fresh mock runtime and returns them with the resolved exports.
 
     `config` maps full keys (`gpufleet:cluster`, `aws:region`) to values; objects are passed as JSON, as the CLI does.
@@ -45,7 +46,8 @@ def run_program(stack: str, config: dict[str, Any], program: Optional[Callable[[
     run = program or (lambda: runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__"))
     _sync_await(run_pulumi_func(run))
     root = pulumi.runtime.get_root_resource()
-    outputs = _sync_await(pulumi.Output.from_input(dict(root.outputs)).future()) if root.outputs else {}
+    exports = getattr(root, "outputs", None)  # the Stack resource's exports
+    outputs = _sync_await(pulumi.Output.from_input(dict(exports)).future()) if exports else {}
     return PlanResult(stack=stack, resources=monitor.declared_resources(), outputs=outputs or {})
 
 

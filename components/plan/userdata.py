@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .mocks import DeclaredResource
 

@@ -1,7 +1,7 @@
 """The cluster spec: a typed, validated, cloud-neutral description of a GPU cluster."""
 
 from .errors import Problem, SpecError
-from .model import Access, Accelerator, ClusterSpec, Image, Market, Network
+from .model import Accelerator, Access, ClusterSpec, Image, Market, Network
 from .node import NodeSoftware
 from .parse import parse_cluster_spec
 

@@ -6,8 +6,9 @@ All problems found in one pass are raised together as a `SpecError`, so a user f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,12 @@ def format_value(value: Any) -> str:
     """Renders a value the way the user wrote it in YAML, short enough for one line."""
     if value is MISSING:
         return "nothing"
-    text = repr(value) if isinstance(value, str) else str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:  # an integer over Python's 4,300-digit conversion limit
+        text = "(a very large number)"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -8,13 +8,19 @@ fields to each other live in `rules.py`, and rules that need the catalog live in
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from .existing_network import ExistingNetwork
+from .inference import InferenceSpec, Workload, inference_defaults
 from .lifecycle import CapacityWait, Rollout, UtcTimestamp
+from .monitoring import Monitoring
 from .node import NodeSoftware
-from .strict import StrictModel
+from .permissions import NodePermissions
+from .ssh import parse_public_key
+from .storage import Storage
+from .strict import Amount, Cidr, Count, StrictModel
 
 Cloud = Literal["aws", "azure", "gcp"]
 Fabric = Literal["auto", "efa", "infiniband", "gpudirect", "tcp"]
@@ -28,11 +34,11 @@ DEFAULT_ROOT_DISK_GIB = 200
 class Accelerator(StrictModel):
     """What each node carries: a GPU model and count, or an explicit instance type."""
 
-    gpu: Optional[str] = None
+    gpu: str | None = None
     """GPU model, e.g. "H100", "A100-80GB", "L40S". Default: taken from `instance_type`."""
-    gpus_per_node: Optional[int] = Field(None, ge=1)
+    gpus_per_node: Count | None = Field(None, ge=1, le=64)
     """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
-    instance_type: Optional[str] = None
+    instance_type: str | None = None
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
 
 
@@ -41,17 +47,17 @@ class Market(StrictModel):
 
     type: MarketType = "on-demand"
     """Default: "on-demand"."""
-    on_demand_base: int = Field(0, ge=0)
+    on_demand_base: Count = Field(0, ge=0, le=4096)
     """With "mixed": nodes always bought on demand; the rest are spot. Default: 0."""
-    spot_max_price_per_hour: Optional[float] = Field(None, gt=0)
-    """Highest spot price per node-hour in USD. Default: no cap (the on-demand price), as AWS recommends."""
-    capacity_reservation_id: Optional[str] = None
+    spot_max_price_per_hour: Amount | None = Field(None, ge=0.001, le=10000)
+    """Highest spot price per node-hour in USD, 0.001 to 10000. Default: no cap (the on-demand price), as AWS recommends."""
+    capacity_reservation_id: str | None = None
     """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
     capacity_block: bool = False
     """The reservation is an AWS Capacity Block for ML. Default: false."""
-    capacity_block_start: Optional[UtcTimestamp] = None
+    capacity_block_start: UtcTimestamp | None = None
     """Capacity Block start (UTC, e.g. "2026-12-10T11:30:00Z"): the fleet scales to `nodes` then. Required with `capacity_block`."""
-    capacity_block_end: Optional[UtcTimestamp] = None
+    capacity_block_end: UtcTimestamp | None = None
     """Capacity Block end (UTC): the fleet scales to 0 forty minutes before, ahead of AWS's own terminations 30 minutes before. Required with `capacity_block`."""
     wait_for_capacity_timeout: CapacityWait = "0"
     """AWS: how long `pulumi up` waits for the fleet's nodes ("0" = not at all, or e.g. "20m"). Default: "0", so scarce capacity never fails `pulumi up`; the group keeps trying to launch on its own."""
@@ -68,38 +74,40 @@ class Image(StrictModel):
 
     kind: ImageKind = "driver-ready"
     """"driver-ready" (AWS DLAMI, Azure HPC image, GCP Deep Learning VM) or stock Ubuntu. Default: "driver-ready"."""
-    id: Optional[str] = None
+    id: str | None = None
     """Pin an exact image (AMI id, image URN or self link) of the given `kind`. Default: the newest image of `kind`, resolved at deploy time and pinned (see `track`)."""
     track: Literal["pinned", "latest"] = "pinned"
     """"pinned": the image is resolved once per `pulumi up` and every node launched until the next one boots exactly that image. "latest": let the cloud resolve the newest image at each launch (replacements may differ from running nodes). Default: "pinned"."""
 
 
-class Access(StrictModel):
+class Access(NodePermissions):
     """Who may reach the nodes. Everything is closed unless listed here."""
 
-    ssh_public_key: Optional[str] = None
+    ssh_public_key: str | None = None
     """OpenSSH public key for the default user. Default: none (use SSM, IAP or Bastion)."""
-    ssh_cidrs: list[IPv4Network] = Field(default_factory=list)
+    ssh_cidrs: list[Cidr] = Field(default_factory=list)
     """CIDRs allowed to reach port 22. Default: none."""
     allow_ssh_from_anywhere: bool = False
     """Explicit opt-in required before `ssh_cidrs` may contain 0.0.0.0/0. Default: false."""
-    monitoring_cidrs: list[IPv4Network] = Field(default_factory=list)
+    monitoring_cidrs: list[Cidr] = Field(default_factory=list)
     """CIDRs allowed to scrape the exporters (9400, 9100) besides the cluster. Default: none."""
+    allow_monitoring_from_anywhere: bool = False
+    """Explicit opt-in required before `monitoring_cidrs` may contain 0.0.0.0/0. Default: false."""
 
     @field_validator("ssh_public_key")
     @classmethod
-    def _looks_like_openssh(cls, key: Optional[str]) -> Optional[str]:
-        if key is not None and not key.startswith(("ssh-ed25519 ", "ssh-rsa ", "ecdsa-sha2-")):
-            raise ValueError("expected an OpenSSH public key starting with ssh-ed25519, ssh-rsa or ecdsa-sha2-")
+    def _is_openssh_key(cls, key: str | None) -> str | None:
+        if key is not None:
+            parse_public_key(key)  # ValueError says what is wrong
         return key
 
 
-class Network(StrictModel):
+class Network(ExistingNetwork):
     """Private networking for the nodes."""
 
-    cidr: IPv4Network = IPv4Network(DEFAULT_VPC_CIDR)
+    cidr: Cidr = IPv4Network(DEFAULT_VPC_CIDR)
     """Address range of the VPC/VNet gpufleet creates. Default: 10.0.0.0/16."""
-    existing_subnet_id: Optional[str] = None
+    existing_subnet_id: str | None = None
     """Use this subnet instead of creating a network. Default: gpufleet creates one private subnet with NAT egress."""
 
 
@@ -110,26 +118,33 @@ class ClusterSpec(StrictModel):
     """Which cloud: "aws", "azure" or "gcp"."""
     region: str = Field(min_length=1)
     """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
-    zone: Optional[str] = None
+    zone: str | None = None
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
-    nodes: int = Field(ge=1, le=4096)
+    nodes: Count = Field(ge=1, le=4096)
     """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet."""
     accelerator: Accelerator
     market: Market = Field(default_factory=Market)
     fabric: Fabric = "auto"
     """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
-    placement_group: Optional[bool] = None
+    placement_group: bool | None = None
     """Cluster placement. Default: on for multi-node clusters and any cluster on an RDMA fabric, off inside a Capacity Block."""
-    placement_group_name: Optional[str] = Field(None, min_length=1, max_length=255)
+    placement_group_name: str | None = Field(None, min_length=1, max_length=255)
     """AWS: launch into this existing cluster placement group (e.g. the one an On-Demand Capacity Reservation lives in) instead of creating one. Default: none."""
-    placement_max_distance: Optional[int] = Field(None, ge=1, le=3)
+    placement_max_distance: Count | None = Field(None, ge=1, le=3)
     """GCP compact placement: most network hops between nodes (1 = same rack ... 3 = same cluster). Default: the family's catalog default."""
     image: Image = Field(default_factory=Image)
     access: Access = Field(default_factory=Access)
     network: Network = Field(default_factory=Network)
-    root_disk_gib: int = Field(DEFAULT_ROOT_DISK_GIB, ge=30, le=16384)
+    root_disk_gib: Count = Field(DEFAULT_ROOT_DISK_GIB, ge=30, le=16384)
     """Encrypted root volume size. Default: 200."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Added to every resource besides gpufleet's provenance tags. Default: none."""
     node: NodeSoftware = Field(default_factory=NodeSoftware)
     rollout: Rollout = Field(default_factory=Rollout)
+    storage: Storage = Field(default_factory=Storage)
+    workload: Workload = "training"
+    """"training", or "inference": Triton behind an internal load balancer (see `inference`). Default: "training"."""
+    inference: InferenceSpec | None = None
+    """With `workload: inference`: model repository, models, Triton version, autoscaling (README "Inference")."""
+    _inference_defaults = model_validator(mode="before")(inference_defaults)
+    monitoring: Monitoring = Field(default_factory=Monitoring)

@@ -7,11 +7,11 @@ Each field documents its default; compatibility between fields (driver/CUDA, MIG
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field
 
-from .strict import StrictModel
+from .strict import Count, DigitsText, StrictModel, VersionText
 
 DEFAULT_DRIVER_BRANCH = "580"
 DEFAULT_CUDA = "13.0"
@@ -22,7 +22,7 @@ class DriverOptions(StrictModel):
     """The NVIDIA driver gpufleet installs on stock Ubuntu images. Driver-ready images keep their own driver, which
     the node checks against `cuda` at boot."""
 
-    branch: str = Field(DEFAULT_DRIVER_BRANCH, pattern=r"^\d{3}$", examples=["580", "595"])
+    branch: DigitsText = Field(DEFAULT_DRIVER_BRANCH, pattern=r"^\d{3}$", examples=["580", "595"])
     """Driver branch (major version), refused at plan time when past NVIDIA's end of life. Default: "580", a
     long-term support branch (EOL June 2028)."""
     flavor: Literal["auto", "open", "proprietary"] = "auto"
@@ -35,11 +35,11 @@ class IsolationOptions(StrictModel):
 
     enabled: bool = True
     """Default: true."""
-    memory_max_percent: int = Field(90, ge=10, le=100)
+    memory_max_percent: Count = Field(90, ge=10, le=100)
     """MemoryMax of the job slice as a share of node RAM. Default: 90."""
-    cpu_quota_percent: Optional[int] = Field(None, ge=1)
+    cpu_quota_percent: Count | None = Field(None, ge=1, le=102400)
     """CPUQuota of the slice (100 = one core). Default: no quota."""
-    allowed_cpus: Optional[str] = Field(None, pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$", examples=["0-95", "0-47,96-143"])
+    allowed_cpus: str | None = Field(None, max_length=256, pattern=r"^\d{1,4}(-\d{1,4})?(,\d{1,4}(-\d{1,4})?)*$", examples=["0-95", "0-47,96-143"])
     """AllowedCPUs of the slice, e.g. "0-95". Default: all CPUs."""
 
 
@@ -48,14 +48,14 @@ class MpsOptions(StrictModel):
 
     enabled: bool = False
     """Default: false."""
-    active_thread_percentage: Optional[int] = Field(None, ge=1, le=100)
+    active_thread_percentage: Count | None = Field(None, ge=1, le=100)
     """Default active-thread percentage for MPS clients. Default: 100 (no limit)."""
 
 
 class MigOptions(StrictModel):
     """MIG partitioning applied at boot to every GPU of the node."""
 
-    profiles: list[str] = Field(default_factory=list)
+    profiles: list[str] = Field(default_factory=list, max_length=7)
     """GPU-instance profiles per GPU, e.g. ["3g.40gb", "3g.40gb"]. Default: none (MIG disabled)."""
 
 
@@ -102,7 +102,7 @@ class NodeSoftware(StrictModel):
     """Software on every node. Default: a driver-verified, container-ready node with exporters and health checks."""
 
     driver: DriverOptions = Field(default_factory=DriverOptions)
-    cuda: str = Field(DEFAULT_CUDA, pattern=r"^\d{2}\.\d$", examples=["13.0", "12.8"])
+    cuda: VersionText = Field(DEFAULT_CUDA, pattern=r"^\d{2}\.\d$", examples=["13.0", "12.8"])
     """CUDA version the jobs use (major.minor), checked against the driver branch. Default: "13.0"."""
     container_runtime: Literal["docker", "containerd", "none"] = "docker"
     """Runtime configured with `nvidia-ctk`. Default: "docker"."""

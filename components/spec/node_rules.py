@@ -11,9 +11,10 @@ The selector calls `check_node_software(selection)` and raises every problem tog
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING
 
 from .errors import Problem
 
@@ -25,15 +26,14 @@ if TYPE_CHECKING:
 class DriverBranch:
     designation: str
     end_of_life: date
-    max_cuda_major: int
 
 
 DRIVER_BRANCHES = {
-    "535": DriverBranch("LTSB", date(2026, 6, 30), 12),
-    "580": DriverBranch("LTSB", date(2028, 6, 30), 13),
-    "595": DriverBranch("Production Branch", date(2027, 3, 31), 13),
-    "610": DriverBranch("New Feature Branch", date(2026, 8, 31), 13),
-    "620": DriverBranch("LTSB", date(2029, 9, 30), 13),
+    "535": DriverBranch("LTSB", date(2026, 6, 30)),
+    "580": DriverBranch("LTSB", date(2028, 6, 30)),
+    "595": DriverBranch("Production Branch", date(2027, 3, 31)),
+    "610": DriverBranch("New Feature Branch", date(2026, 8, 31)),
+    "620": DriverBranch("LTSB", date(2029, 9, 30)),
 }
 UNSUPPORTED_BRANCHES = ("550", "570", "575")  # no longer listed by NVIDIA
 CUDA_MIN_DRIVER_BRANCH = {"11": 450, "12": 525, "13": 580}
@@ -70,7 +70,7 @@ def supported_branches(today: date) -> list[str]:
     return [b for b, info in DRIVER_BRANCHES.items() if info.end_of_life >= today]
 
 
-def driver_branch_is_supported(selection: "Selection", today: date) -> list[Problem]:
+def driver_branch_is_supported(selection: Selection, today: date) -> list[Problem]:
     branch = selection.spec.node.driver.branch
     info = DRIVER_BRANCHES.get(branch)
     accepted = f"use a supported branch: {', '.join(supported_branches(today))}"
@@ -83,7 +83,7 @@ def driver_branch_is_supported(selection: "Selection", today: date) -> list[Prob
     return []
 
 
-def cuda_runs_on_branch(selection: "Selection", today: date) -> list[Problem]:
+def cuda_runs_on_branch(selection: Selection, today: date) -> list[Problem]:
     node = selection.spec.node
     major = node.cuda.split(".")[0]
     if major not in CUDA_MIN_DRIVER_BRANCH:
@@ -95,7 +95,7 @@ def cuda_runs_on_branch(selection: "Selection", today: date) -> list[Problem]:
     return []
 
 
-def cuda_supports_gpu(selection: "Selection", today: date) -> list[Problem]:
+def cuda_supports_gpu(selection: Selection, today: date) -> list[Problem]:
     cuda, gpu = selection.spec.node.cuda, selection.gpu
     if gpu.architecture in CUDA_DROPPED_ARCHITECTURES.get(cuda.split(".")[0], ()):
         return [Problem("node.cuda", cuda, f"CUDA {cuda.split('.')[0]} does not support {gpu.model} "
@@ -103,7 +103,7 @@ def cuda_supports_gpu(selection: "Selection", today: date) -> list[Problem]:
     return []
 
 
-def module_flavor_fits_gpu(selection: "Selection", today: date) -> list[Problem]:
+def module_flavor_fits_gpu(selection: Selection, today: date) -> list[Problem]:
     driver, gpu = selection.spec.node.driver, selection.gpu
     if driver.flavor == "proprietary" and gpu.open_modules_required:
         return [Problem("node.driver.flavor", driver.flavor, f"{gpu.model} ({gpu.architecture}) requires the open "
@@ -114,7 +114,7 @@ def module_flavor_fits_gpu(selection: "Selection", today: date) -> list[Problem]
     return []
 
 
-def branch_supports_gpu(selection: "Selection", today: date) -> list[Problem]:
+def branch_supports_gpu(selection: Selection, today: date) -> list[Problem]:
     branch, gpu = selection.spec.node.driver.branch, selection.gpu
     if gpu.architecture in PRE_TURING and branch.isdigit() and int(branch) > LAST_BRANCH_PRE_TURING:
         return [Problem("node.driver.branch", branch, f"R{LAST_BRANCH_PRE_TURING} is the last branch for "
@@ -122,7 +122,7 @@ def branch_supports_gpu(selection: "Selection", today: date) -> list[Problem]:
     return []
 
 
-def mig_profiles_fit_gpu(selection: "Selection", today: date) -> list[Problem]:
+def mig_profiles_fit_gpu(selection: Selection, today: date) -> list[Problem]:
     profiles, gpu = selection.spec.node.mig.profiles, selection.gpu
     if not profiles:
         return []
@@ -151,7 +151,7 @@ def _mig_capacity(profiles: list[str], offered: tuple[str, ...], model: str) -> 
     return []
 
 
-def _mig_driver(selection: "Selection") -> list[Problem]:
+def _mig_driver(selection: Selection) -> list[Problem]:
     branch, gpu = selection.spec.node.driver.branch, selection.gpu
     needed = (gpu.mig_min_driver or "0").split(".")[0]
     if branch.isdigit() and int(branch) < int(needed):
@@ -160,7 +160,7 @@ def _mig_driver(selection: "Selection") -> list[Problem]:
     return []
 
 
-def mps_fits_mig(selection: "Selection", today: date) -> list[Problem]:
+def mps_fits_mig(selection: Selection, today: date) -> list[Problem]:
     node = selection.spec.node
     problems = []
     if node.mps.enabled and node.mig.profiles:
@@ -172,7 +172,7 @@ def mps_fits_mig(selection: "Selection", today: date) -> list[Problem]:
     return problems
 
 
-def nccl_env_is_safe(selection: "Selection", today: date) -> list[Problem]:
+def nccl_env_is_safe(selection: Selection, today: date) -> list[Problem]:
     problems = []
     for name, value in selection.spec.node.nccl.env.items():
         if not ENV_NAME.match(name):
@@ -187,7 +187,7 @@ def nccl_env_is_safe(selection: "Selection", today: date) -> list[Problem]:
     return problems
 
 
-def nccl_env_is_current_for_efa(selection: "Selection", today: date) -> list[Problem]:
+def nccl_env_is_current_for_efa(selection: Selection, today: date) -> list[Problem]:
     if selection.fabric != "efa":
         return []
     problems = []
@@ -199,7 +199,7 @@ def nccl_env_is_current_for_efa(selection: "Selection", today: date) -> list[Pro
     return problems
 
 
-def allowed_cpus_exist(selection: "Selection", today: date) -> list[Problem]:
+def allowed_cpus_exist(selection: Selection, today: date) -> list[Problem]:
     cpus, vcpus = selection.spec.node.isolation.allowed_cpus, selection.instance.vcpus
     if cpus is None:
         return []
@@ -209,7 +209,7 @@ def allowed_cpus_exist(selection: "Selection", today: date) -> list[Problem]:
     return []
 
 
-def dcgm_exporter_has_runtime(selection: "Selection", today: date) -> list[Problem]:
+def dcgm_exporter_has_runtime(selection: Selection, today: date) -> list[Problem]:
     node = selection.spec.node
     if node.exporters.dcgm and node.container_runtime == "none":
         return [Problem("node.exporters.dcgm", True, "dcgm-exporter runs as a container; set `node.container_runtime` "
@@ -217,7 +217,7 @@ def dcgm_exporter_has_runtime(selection: "Selection", today: date) -> list[Probl
     return []
 
 
-def drain_command_is_set(selection: "Selection", today: date) -> list[Problem]:
+def drain_command_is_set(selection: Selection, today: date) -> list[Problem]:
     command = selection.spec.node.spot.drain_command
     if not command.strip():
         return [Problem("node.spot.drain_command", command, "expected a shell command, e.g. "
@@ -225,7 +225,7 @@ def drain_command_is_set(selection: "Selection", today: date) -> list[Problem]:
     return []
 
 
-NODE_RULES: tuple[Callable[["Selection", date], list[Problem]], ...] = (
+NODE_RULES: tuple[Callable[[Selection, date], list[Problem]], ...] = (
     driver_branch_is_supported,
     cuda_runs_on_branch,
     cuda_supports_gpu,
@@ -241,7 +241,7 @@ NODE_RULES: tuple[Callable[["Selection", date], list[Problem]], ...] = (
 )
 
 
-def check_node_software(selection: "Selection", today: Optional[date] = None) -> list[Problem]:
+def check_node_software(selection: Selection, today: date | None = None) -> list[Problem]:
     """Every problem with `selection.spec.node` for the selected GPU, in rule order. `today` decides end of life."""
     today = today or date.today()
     return [problem for rule in NODE_RULES for problem in rule(selection, today)]

@@ -5,16 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from .errors import MISSING, Problem, SpecError
 from .model import ClusterSpec
+from .raw import raw_problems
 from .rules import check_rules
 
 
 def parse_cluster_spec(raw: Any) -> ClusterSpec:
-    """Validates shape and types, then the cross-field rules. Catalog rules run later, in the selector."""
+    """Validates structure, shape and types, then the cross-field rules. Catalog rules run later, in the pipeline
+    (`gpufleet.pipeline`); `gpufleet.pipeline.check_cluster_input` reports both stages at once."""
     if not isinstance(raw, dict):
-        raise SpecError([Problem("", raw, "expected a mapping with at least `cloud`, `region`, `nodes` and `accelerator`")])
+        raise SpecError([Problem("gpufleet:cluster", raw, "expected a mapping with at least `cloud`, `region`, "
+                                 "`nodes` and `accelerator`")])
+    structural = raw_problems(raw)
+    if structural:
+        raise SpecError(structural)
     try:
         spec = ClusterSpec.model_validate(raw)
     except ValidationError as err:
@@ -36,7 +43,7 @@ def field_path(loc: tuple) -> str:
     return path
 
 
-def _problem_from(error: dict) -> Problem:
+def _problem_from(error: ErrorDetails) -> Problem:
     loc = tuple(error["loc"])
     kind = error["type"]
     value = error.get("input", MISSING)
@@ -78,4 +85,5 @@ def _model_at(path: tuple) -> type[BaseModel]:
 
 
 def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
+    """"Input should be ..." -> "input should be ..."; acronyms ("YAML read ...") stay."""
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]

@@ -6,17 +6,28 @@ Rules that need the instance catalog (unknown GPU, EFA support, zones) live in `
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from ipaddress import IPv4Network
-from typing import Callable
 
+from ..catalog.zones import aws_zone_id_prefix, aws_zone_in_region  # the one AWS zone parser
 from .errors import Problem
+from .inference_rules import INFERENCE_RULES
 from .lifecycle_rules import LIFECYCLE_RULES
 from .model import ClusterSpec
+from .storage_rules import STORAGE_RULES  # storage, permissions, existing networks
 
 CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
 ZONAL_CLOUDS = ("aws", "gcp")
 ANYWHERE = IPv4Network("0.0.0.0/0")
-TAG_KEY = re.compile(r"^[A-Za-z0-9_.:/=+@-]{1,63}$")
+# Letters of any script, digits and _.:/=+@- fit every cloud's tag keys (GCP labels are checked in gcp/rules.py).
+TAG_KEY = re.compile(r"^[\w.:/=+@-]{1,63}$")
+# Region names as each cloud spells them (AWS "Regions and Zones"; Azure `az account list-locations`; GCP
+# "Regions and zones"): a region of another cloud is named as such instead of failing later as a bad zone.
+REGION_SHAPES = {
+    "aws": (re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"), "an AWS region like 'us-east-2'"),
+    "azure": (re.compile(r"^[a-z]+[a-z0-9]*$"), "an Azure region like 'eastus' or 'westeurope'"),
+    "gcp": (re.compile(r"^[a-z]+-[a-z]+\d+$"), "a GCP region like 'us-central1'"),
+}
 
 
 def accelerator_is_named(spec: ClusterSpec) -> list[Problem]:
@@ -35,6 +46,37 @@ def ssh_from_anywhere_is_opt_in(spec: ClusterSpec) -> list[Problem]:
     ]
 
 
+def monitoring_from_anywhere_is_opt_in(spec: ClusterSpec) -> list[Problem]:
+    return [
+        Problem(f"access.monitoring_cidrs[{i}]", str(cidr), "0.0.0.0/0 opens the exporters to the internet; list "
+                "your Prometheus server's CIDRs, or set `access.allow_monitoring_from_anywhere: true` to accept that")
+        for i, cidr in enumerate(spec.access.monitoring_cidrs)
+        if cidr == ANYWHERE and not spec.access.allow_monitoring_from_anywhere
+    ]
+
+
+def cidr_lists_have_no_duplicates(spec: ClusterSpec) -> list[Problem]:
+    """A CIDR listed twice becomes two identical firewall rules, which AWS refuses (InvalidPermission.Duplicate)."""
+    problems = []
+    for field in ("ssh_cidrs", "monitoring_cidrs"):
+        seen: dict[IPv4Network, int] = {}
+        for i, cidr in enumerate(getattr(spec.access, field)):
+            if cidr in seen:
+                problems.append(Problem(f"access.{field}[{i}]", str(cidr), f"already listed as "
+                                        f"`access.{field}[{seen[cidr]}]`; list each CIDR once"))
+            seen.setdefault(cidr, i)
+    return problems
+
+
+def region_fits_cloud(spec: ClusterSpec) -> list[Problem]:
+    pattern, expected = REGION_SHAPES[spec.cloud]
+    if pattern.match(spec.region):
+        return []
+    other = [cloud for cloud, (shape, _) in REGION_SHAPES.items() if cloud != spec.cloud and shape.match(spec.region)]
+    hint = f" ({spec.region!r} looks like a region of {' or '.join(other)}; check `cloud`)" if other else ""
+    return [Problem("region", spec.region, f"expected {expected}{hint}")]
+
+
 def zone_is_pinned(spec: ClusterSpec) -> list[Problem]:
     if spec.cloud in ZONAL_CLOUDS and spec.zone is None:
         return [Problem("zone", None, f"required on {spec.cloud}: RDMA traffic cannot cross zones, and a zone chosen "
@@ -43,15 +85,14 @@ def zone_is_pinned(spec: ClusterSpec) -> list[Problem]:
 
 
 def zone_is_in_region(spec: ClusterSpec) -> list[Problem]:
-    if spec.zone is None:
-        return []
+    if spec.zone is None or region_fits_cloud(spec):
+        return []  # a region of the wrong shape is reported once, on `region`
     if spec.cloud == "azure":
         ok = spec.zone in ("1", "2", "3")
         expected = "an Azure zone number: '1', '2' or '3'"
     elif spec.cloud == "aws":
         # Regular zones (us-east-1a, use1-az4) and Local/Wavelength Zones (us-east-1-atl-2a, use1-atl2-az1).
-        ok = bool(re.fullmatch(re.escape(spec.region) + r"(-[a-z]+-\d+)?[a-z]", spec.zone)
-                  or re.fullmatch(re.escape(aws_zone_id_prefix(spec.region)) + r"(-[a-z]+\d+)?-az\d+", spec.zone))
+        ok = aws_zone_in_region(spec.zone, spec.region)
         expected = (f"a zone of region {spec.region!r}: an AZ name like {example_zone(spec)!r} "
                     f"or an AZ id like '{aws_zone_id_prefix(spec.region)}-az1'")
     else:
@@ -108,18 +149,6 @@ def tags_are_valid(spec: ClusterSpec) -> list[Problem]:
     ]
 
 
-AWS_DIRECTIONS = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c", "northeast": "ne",
-                  "southeast": "se", "northwest": "nw", "southwest": "sw"}
-
-
-def aws_zone_id_prefix(region: str) -> str:
-    """"us-east-1" -> "use1", the prefix of that region's AZ ids (use1-az4), which are the same in every account."""
-    parts = region.split("-")
-    if len(parts) != 3:
-        return region
-    return parts[0] + AWS_DIRECTIONS.get(parts[1], parts[1]) + parts[2]
-
-
 def example_zone(spec: ClusterSpec) -> str:
     return {"aws": f"{spec.region}a", "gcp": f"{spec.region}-a", "azure": "1"}[spec.cloud]
 
@@ -127,6 +156,9 @@ def example_zone(spec: ClusterSpec) -> str:
 RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     accelerator_is_named,
     ssh_from_anywhere_is_opt_in,
+    monitoring_from_anywhere_is_opt_in,
+    cidr_lists_have_no_duplicates,
+    region_fits_cloud,
     zone_is_pinned,
     zone_is_in_region,
     fabric_fits_cloud,
@@ -135,9 +167,10 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     placement_distance_is_gcp,
     tags_are_valid,
     *LIFECYCLE_RULES,
+    *INFERENCE_RULES,
 )
 
 
 def check_rules(spec: ClusterSpec) -> list[Problem]:
     """Every cross-field problem in `spec`, in rule order."""
-    return [problem for rule in RULES for problem in rule(spec)]
+    return [problem for rule in (*RULES, *STORAGE_RULES) for problem in rule(spec)]

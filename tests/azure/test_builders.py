@@ -11,12 +11,12 @@ from gpufleet.azure.image import image_problems, image_reference
 from gpufleet.azure.network import node_subnet_cidr, parse_subnet_id, usable_addresses
 from gpufleet.azure.nodes import ScaleSetPlan, computer_name_prefix, priority_args, scale_set_plans
 from gpufleet.azure.rules import spec_problems
-from gpufleet.azure.security import exporter_ports, security_rules
+from gpufleet.azure.security import exporter_port_ranges, security_rules
 from gpufleet.catalog.loader import load_catalog
 from gpufleet.catalog.selector import select
 from gpufleet.spec import parse_cluster_spec
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAItest test@example.com"
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw test@example.com"
 BASE = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
         "access": {"ssh_public_key": KEY}}
 
@@ -95,7 +95,7 @@ def test_image_pins():
 
 def test_security_rules_without_exporters_or_cidrs_keep_only_cluster_and_deny():
     spec = spec_of(node={"exporters": {"dcgm": False, "node": False}})
-    assert exporter_ports(spec) == []
+    assert exporter_port_ranges(spec) == []
     assert [r["name"] for r in security_rules(spec, "asg")] == ["allow-cluster", "deny-all-inbound"]
 
 

@@ -97,10 +97,28 @@ class TestPriceChecks:
         cat = catalog([instance()], [price(region="r1", od=10.0, spot=None), price(region="r2", od=30.0, spot=None)])
         assert cat.flags == ()
 
-    def test_spot_far_from_the_other_zones_is_flagged(self):
-        spots = {"az1": 2.4, "az2": 8.2, "az3": 8.1, "az4": 7.9, "az5": 8.0}
+    def test_spot_is_judged_against_on_demand_not_against_other_zones(self):
+        spots = {"az1": 2.4, "az2": 8.2, "az3": 8.1, "az4": 7.9, "az5": 1.9}  # 89% and 91% off
         cat = catalog([instance()], [price(zone=z, od=22.0, spot=s) for z, s in spots.items()])
-        assert [f.zone for f in cat.flags if f.kind == "spot-outlier"] == ["az1"]
+        assert [f.zone for f in cat.flags if f.kind == "spot-ratio"] == ["az5"]
+
+    def test_the_same_discount_gets_the_same_verdict_everywhere(self):
+        """Cross-check: every spot price of the shipped catalog is flagged by the ratio rule exactly when its
+        discount is past its cloud's floor, whatever the type, region or number of zones listed."""
+        from gpufleet.catalog import load_catalog
+        from gpufleet.catalog.checks import SPOT_RATIO, SPOT_RATIO_ROUNDING
+        shipped = load_catalog()
+        flagged = {(f.cloud, f.instance_type, f.region, f.zone) for f in shipped.flags if f.kind == "spot-ratio"}
+        verdicts: dict = {}
+        for p in shipped.raw_prices:
+            if p.spot and p.on_demand and p.spot < p.on_demand * 0.99:
+                ratio = round(p.spot / p.on_demand, 3)
+                refused = (p.cloud, p.instance_type, p.region, p.zone) in flagged
+                assert refused == (p.spot / p.on_demand < SPOT_RATIO[p.cloud] - SPOT_RATIO_ROUNDING), p
+                verdicts.setdefault((p.cloud, ratio), set()).add(refused)
+        assert all(len(v) == 1 for v in verdicts.values())
+        for floor in SPOT_RATIO.values():  # 89% off passes on every cloud (p4d use1-az1, Azure A100)
+            assert floor <= 0.11
 
 
 class TestExcludedByTheDataFile:

@@ -113,7 +113,7 @@ class TestCatalog:
         code, out = self.run(["--flagged", "--json"], capsys)
         flags = json.loads(out)
         assert code == 0 and all(f["reason"] and f["kind"] for f in flags)
-        assert {"spot-equals-on-demand", "spot-outlier", "excluded"} <= {f["kind"] for f in flags}
+        assert {"spot-equals-on-demand", "excluded"} <= {f["kind"] for f in flags}
 
     def test_table(self, capsys):
         code, out = self.run(["--gpu", "L40S", "--cloud", "aws"], capsys)
@@ -122,3 +122,12 @@ class TestCatalog:
     def test_flagged_table(self, capsys):
         code, out = self.run(["--flagged", "--cloud", "gcp"], capsys)
         assert code == 0 and "a3-highgpu-8g" in out and "us-central1" in out
+
+
+def test_fabric_takes_the_specs_word_and_the_old_one(capsys):
+    from gpufleet.plan.cli import main
+    outputs = []
+    for word in ("auto", "any"):
+        assert main(["select", "--gpu", "H100", "--gpus-per-node", "8", "--fabric", word, "--json"]) == 0
+        outputs.append(json.loads(capsys.readouterr().out)["offers"])
+    assert outputs[0] == outputs[1] and outputs[0]

@@ -6,10 +6,16 @@ from datetime import date, timedelta
 
 import pytest
 
-from gpufleet.catalog.cost import (HOURS_PER_MONTH, NodePrices, cluster_cost, cost_table, cost_table_lines,
-                                     hourly_cost, market_costs)
-from gpufleet.catalog.age import (STALE_AFTER_DAYS, catalog_age_days, catalog_age_line,
-                                          catalog_age_warning)
+from gpufleet.catalog.age import STALE_AFTER_DAYS, catalog_age_days, catalog_age_line, catalog_age_warning
+from gpufleet.catalog.cost import (
+    HOURS_PER_MONTH,
+    NodePrices,
+    cluster_cost,
+    cost_table,
+    cost_table_lines,
+    hourly_cost,
+    market_costs,
+)
 from gpufleet.catalog.selector import select
 from gpufleet.spec.parse import parse_cluster_spec
 
@@ -103,7 +109,7 @@ class TestFreshness:
         assert catalog_age_days(today, cat, "aws") == 20
         assert catalog_age_days(today, cat) == 81
         assert catalog_age_warning(today, cat, "aws") is None
-        assert "81 days old" in catalog_age_warning(today, cat)
+        assert "2026-09-01 (81 days old" in catalog_age_warning(today, cat)
         assert catalog_age_line(today, cat, "gcp") == "catalog prices for gcp from 2026-09-01 (81 days old)"
 
     def test_warning_starts_after_the_limit(self):

@@ -13,7 +13,7 @@ import pytest
 
 from gpufleet.catalog import load_catalog
 from gpufleet.catalog.cli import add_commands
-from gpufleet.catalog.loader import DATA_DIR
+from gpufleet.catalog.loader import DATA_DIR, read_catalog
 from gpufleet.catalog.models import Price
 from gpufleet.catalog.refresh import aws, azure, gcp
 from gpufleet.catalog.refresh.merge import combine_aws, merge, spread_to_zones
@@ -101,21 +101,22 @@ class TestMerge:
            Price("aws", "p5.48xlarge", "us-east-1", "", 55.04, None, reserved_1y=None, source="vantage"),
            Price("aws", "p5.48xlarge", "us-east-1", "use1-az6", 55.04, 17.6289, source="skypilot")]
 
-    def test_replaces_rows_it_fully_prices_and_keeps_the_rest(self):
+    def test_replaces_every_row_of_the_region_and_market_per_zone_included(self):
         new = [PriceRecord("p5.48xlarge", "us-east-1", "use1-az2", on_demand=50.0, spot=18.9),
                PriceRecord("p5.48xlarge", "us-east-1", "", on_demand=50.0, reserved_1y=33.0)]
         rows, report = merge(self.OLD, new, "aws", "aws-price-list")
-        assert [(p.zone, p.source) for p in rows] == [("", "aws-price-list"), ("use1-az2", "aws-price-list"),
-                                                      ("use1-az6", "skypilot")]
+        # use1-az6 priced only on-demand and spot, both refreshed for the region: its row is gone
+        assert [(p.zone, p.source) for p in rows] == [("", "aws-price-list"), ("use1-az2", "aws-price-list")]
         changes = {(c["zone"], c["market"]): c for c in report["changes"]}
         assert changes[("use1-az2", "spot")]["old"] == 19.2531 and changes[("use1-az2", "spot")]["new"] == 18.9
         assert changes[("", "reserved_1y")]["old"] is None and report["added"] == 1
         assert changes[("", "on_demand")]["change_pct"] == round(100 * (50 - 55.04) / 55.04, 1)
-        assert report["removed"] == 0
+        assert changes[("use1-az6", "spot")]["new"] is None and report["removed"] == 2
 
-    def test_a_partial_refresh_keeps_the_old_row(self):
+    def test_a_market_the_refresh_did_not_price_keeps_its_old_rows(self):
         rows, _ = merge(self.OLD, [PriceRecord("p5.48xlarge", "us-east-1", "use1-az2", on_demand=50.0)], "aws", "k")
-        assert sum(1 for p in rows if p.zone == "use1-az2") == 2
+        assert {(p.zone, p.on_demand, p.spot) for p in rows} == {
+            ("use1-az2", 50.0, None), ("use1-az2", None, 19.2531), ("use1-az6", None, 17.6289)}
 
     def test_region_records_spread_to_known_zones(self):
         spread = spread_to_zones([PriceRecord("p5.48xlarge", "us-east-1", on_demand=1.0),
@@ -156,12 +157,13 @@ class TestRefreshCommand:
         report = json.loads(capsys.readouterr().out)
         assert report["written"] and report["snapshot_date"] == "2026-12-01" and report["changed"] >= 1
         rows = list(csv.DictReader((data_dir / "aws" / "prices.csv").open()))
-        mine = [r for r in rows if r["source"] == "aws-price-list"]
+        key = "aws-price-list-2026-12-01"
+        mine = [r for r in rows if r["source"] == key]
         assert {"instance_type": "p5.48xlarge", "region": "us-east-1", "zone": "use1-az2", "on_demand": "55.04",
-                "spot": "18.9", "reserved_1y": "", "reserved_3y": "", "source": "aws-price-list"} in mine
-        assert "aws-price-list:" in (data_dir / "aws" / "prices.yaml").read_text()
-        refreshed = load_catalog.__wrapped__(data_dir)
-        assert refreshed.source_of_key("aws", "aws-price-list").snapshot_date.isoformat() == "2026-12-01"
+                "spot": "18.9", "reserved_1y": "", "reserved_3y": "", "source": key} in mine
+        assert f"{key}:" in (data_dir / "aws" / "prices.yaml").read_text()
+        refreshed = read_catalog(data_dir)
+        assert refreshed.source_of_key("aws", key).snapshot_date.isoformat() == "2026-12-01"
 
     def test_report_only_by_default(self, data_dir, capsys):
         before = (data_dir / "azure" / "prices.csv").read_text()
@@ -214,3 +216,68 @@ class TestRefreshCommand:
         assert run(["catalog", "refresh", "--cloud", "aws", "--data-dir", str(data_dir), *extra]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
+
+
+def refresh_p5(data_dir, fixture, *extra):
+    return run(["catalog", "refresh", "--cloud", "aws", "--data-dir", str(data_dir), "--today", "2026-12-01",
+                "--from-file", str(FIXTURES / fixture), "--write", "--json", *extra])
+
+
+class TestRefreshFailures:
+    """The recorded, API-shaped fixtures of each refresh failure (tests/fixtures/pricing/README.md)."""
+
+    def test_a_price_cut_replaces_the_region_and_its_zones_and_select_ranks_it(self, data_dir, capsys):
+        from gpufleet.catalog.offers import Requirement, rank
+        assert refresh_p5(data_dir, "aws_offer_us-east-1_price-cut.json") == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["written"] and not report["outliers"]
+        cat = read_catalog(data_dir)
+        assert {p.on_demand for p in cat.prices_of("aws", "p5.48xlarge", "us-east-1") if p.on_demand} == {40.0}
+        req = Requirement(gpus=("H100",), gpus_per_node=8, clouds=("aws",), regions=("us-east-1",))
+        offers = [o for o in rank(req, cat).offers if o.candidate.instance.name == "p5.48xlarge"]
+        assert offers and {o.usd_per_hour for o in offers} == {40.0}
+        top = offers[0].as_dict(req, cat)
+        assert top["price_source"].startswith("AWS Price List") and top["snapshot_date"] == "2026-12-01"
+
+    def test_a_100x_typo_is_refused_unless_accepted(self, data_dir, capsys):
+        before = (data_dir / "aws" / "prices.csv").read_text()
+        assert refresh_p5(data_dir, "aws_offer_us-east-1_typo-100x.json") == 2
+        err = capsys.readouterr().err
+        assert "p5.48xlarge us-east-1 on-demand $5504/h is 100.00x the previous $55.04/h" in err
+        assert (data_dir / "aws" / "prices.csv").read_text() == before
+        assert refresh_p5(data_dir, "aws_offer_us-east-1_typo-100x.json", "--accept-outliers") == 0
+
+    def test_the_outlier_factor_is_configurable(self, data_dir, capsys):
+        assert refresh_p5(data_dir, "aws_offer_us-east-1_price-cut.json", "--outlier-factor", "1.2") == 2
+        assert "0.73x the previous" in capsys.readouterr().err
+
+    def test_a_negative_price_is_refused_naming_the_row(self, data_dir, capsys):
+        before = (data_dir / "aws" / "prices.csv").read_text()
+        assert refresh_p5(data_dir, "aws_offer_us-east-1_negative.json") == 2
+        err = capsys.readouterr().err
+        assert "p5.48xlarge us-east-1 (region-wide) on-demand: $-55.04/h is not a price" in err
+        assert (data_dir / "aws" / "prices.csv").read_text() == before
+
+    @pytest.mark.parametrize("make", [lambda p: p, lambda p: (p.mkdir(), p)[1]], ids=["missing", "empty"])
+    def test_a_missing_or_empty_data_dir_starts_from_the_shipped_catalog(self, tmp_path, capsys, make):
+        target = make(tmp_path / "mine")
+        assert refresh_p5(target, "aws_offer_us-east-1_price-cut.json") == 0
+        assert json.loads(capsys.readouterr().out)["started_from_shipped"]
+        shipped, mine = read_catalog(DATA_DIR), read_catalog(target)
+        assert (target / "gpus.yaml").is_file() and (target / "gcp" / "prices.csv").is_file()
+        assert len(mine.instances) == len(shipped.instances)
+        assert [p for p in mine.raw_prices if p.cloud == "azure"] == [p for p in shipped.raw_prices if p.cloud == "azure"]
+
+    def test_the_shipped_catalog_is_never_written(self, capsys):
+        before = (DATA_DIR / "aws" / "prices.csv").read_text()
+        assert refresh_p5(DATA_DIR, "aws_offer_us-east-1_price-cut.json") == 2
+        assert "read-only" in capsys.readouterr().err
+        assert (DATA_DIR / "aws" / "prices.csv").read_text() == before
+
+    def test_the_default_target_is_the_user_data_folder(self, tmp_path, monkeypatch, capsys):
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+        assert run(["catalog", "refresh", "--cloud", "aws", "--today", "2026-12-01", "--write",
+                    "--from-file", str(FIXTURES / "aws_offer_us-east-1_price-cut.json")]) == 0
+        assert (tmp_path / "gpufleet" / "aws" / "prices.csv").is_file()
+        from gpufleet.catalog.datadir import USER, active_data_dir
+        assert active_data_dir() == (tmp_path / "gpufleet", USER)

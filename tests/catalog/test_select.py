@@ -7,9 +7,9 @@ import random
 import pytest
 
 from gpufleet.catalog import load_catalog
-from gpufleet.catalog.cost import hourly_cost, NodePrices
-from gpufleet.catalog.offers import FABRICS, MARKETS, Requirement, rank
-from gpufleet.catalog.zones import is_edge
+from gpufleet.catalog.cost import MARKETS, NodePrices, hourly_cost
+from gpufleet.catalog.offers import FABRICS, Requirement, rank
+from gpufleet.catalog.zones import is_edge, zone_kind
 
 from .helpers import catalog, instance, price
 
@@ -39,20 +39,23 @@ def brute_force(req: Requirement, cat) -> tuple[int, object]:
                 def top(field, rows):
                     values = [getattr(p, field) for p in rows if getattr(p, field) is not None]
                     return max(values) if values else None
+                own = [p for p in clean if p.zone == zone and p.spot is not None]
                 prices = NodePrices(on_demand=top("on_demand", clean),
-                                    spot=top("spot", [p for p in clean if p.zone == zone]),
+                                    spot=top("spot", own or [p for p in clean if p.zone == ""]),
                                     reserved_1y=top("reserved_1y", clean), reserved_3y=top("reserved_3y", clean))
                 if req.clouds and cloud not in req.clouds or req.regions and region not in req.regions:
                     continue
                 if req.gpus and inst.gpu not in req.gpus or req.gpus_per_node not in (None, inst.gpus):
                     continue
-                if inst.extra.get("gpu_driver") == "grid":  # gpufleet cannot install the GRID driver
+                if inst.extra.get("gpu_driver", "nvidia") != "nvidia":  # gpufleet installs NVIDIA's datacenter driver only
                     continue
                 if req.min_gpu_memory_gib is not None and inst.gpu_memory_gib < req.min_gpu_memory_gib:
                     continue
                 if FABRICS[req.fabric] and inst.fabric not in FABRICS[req.fabric]:
                     continue
                 if req.nodes > 1 and req.fabric != "tcp" and inst.fabric and is_edge(cloud, zone):
+                    continue
+                if not req.include_restricted and (is_edge(cloud, zone) or region.startswith(("us-gov-", "cn-"))):
                     continue
                 hourly = hourly_cost(req.market, req.nodes, prices, req.on_demand_base)
                 if hourly is None or (req.max_usd_per_hour is not None and hourly > req.max_usd_per_hour):
@@ -78,13 +81,14 @@ def random_requirement(rng: random.Random) -> Requirement:
         gpus=tuple(rng.sample(gpus, rng.choice([0, 0, 1, 2, 3]))),
         gpus_per_node=rng.choice([None, None, None, 1, 4, 8, 16]), nodes=nodes, market=market,
         on_demand_base=rng.randint(0, nodes) if market == "mixed" else 0,
-        fabric=rng.choice(["any", "any", "rdma", "tcp", "efa", "infiniband", "gpudirect"]),
+        fabric=rng.choice(["auto", "auto", "rdma", "tcp", "efa", "infiniband", "gpudirect"]),
         clouds=tuple(rng.sample(["aws", "azure", "gcp"], rng.choice([0, 0, 1, 2]))),
         regions=tuple(rng.sample(regions, rng.choice([0, 0, 0, 0, 1, 8]))),
         min_gpu_memory_gib=rng.choice([None, None, None, 24, 80]),
         max_usd_per_hour=rng.choice([None, None, None, 50.0, 500.0]),
         job_gpu_hours=rng.choice([None, None, 1000.0]),
-        speed_factors=rng.choice([(), (("H100", 3.5),), (("L40S", 0.8), ("T4", 0.21))]))
+        speed_factors=rng.choice([(), (("H100", 3.5),), (("L40S", 0.8), ("T4", 0.21))]),
+        include_restricted=rng.choice([False, False, True]))
 
 
 def test_rank_matches_brute_force_on_generated_requirements():
@@ -119,12 +123,35 @@ def test_rdma_means_efa_infiniband_or_roce_not_gpudirect_tcpx():
 
 
 class TestZones:
-    def test_multi_node_rdma_excludes_local_zones_but_single_node_may_use_them(self):
-        def zones(nodes):
-            req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=nodes, market="spot")
+    def test_multi_node_rdma_excludes_local_zones_but_single_node_may_use_them_when_asked(self):
+        def zones(nodes, include_restricted=True):
+            req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=nodes, market="spot",
+                              include_restricted=include_restricted)
             return {o.candidate.zone for o in rank(req, CAT).offers}
         assert "use1-atl2-az1" in zones(1)
+        assert "use1-atl2-az1" not in zones(1, include_restricted=False)
         assert "use1-atl2-az1" not in zones(2)
+
+    @pytest.mark.parametrize("gpu", ["H100", "H200", "B200"])
+    @pytest.mark.parametrize("market", ["on-demand", "spot"])
+    @pytest.mark.parametrize("nodes", [1, 2])
+    def test_top_pick_is_a_regular_zone_or_region(self, gpu, market, nodes):
+        top = rank(Requirement(gpus=(gpu,), gpus_per_node=8, nodes=nodes, market=market), CAT).offers[0].candidate
+        assert zone_kind(top.instance.cloud, top.zone) in ("zone", "region"), top
+        assert not top.region.startswith(("us-gov-", "cn-")), top
+
+    def test_a_price_tie_goes_to_the_regular_zone(self):
+        rows = [price(zone="use1-atl2-az1", spot=None), price(zone="use1-az4", spot=None)]
+        cat = catalog([instance()], rows)
+        offers = rank(Requirement(gpus=("H100",), include_restricted=True), cat).offers
+        assert [o.candidate.zone for o in offers] == ["use1-az4", "use1-atl2-az1"]
+
+    def test_govcloud_is_hidden_by_default_and_says_why(self):
+        req = Requirement(gpus=("T4",), regions=("us-gov-west-1",))
+        ranking = rank(req, CAT)
+        assert not ranking.offers
+        assert any("GovCloud" in r for o in ranking.rejected for r in o.reasons)
+        assert rank(Requirement(gpus=("T4",), regions=("us-gov-west-1",), include_restricted=True), CAT).offers
 
     def test_edge_zone_miss_says_why(self):
         req = Requirement(gpus=("H100",), gpus_per_node=8, nodes=2, market="spot", regions=("us-east-1",))

@@ -28,3 +28,11 @@ def test_types_are_ranked_by_the_zones_price_not_the_regions_cheapest():
                    price(name="b.48xlarge", region="us-east-2", zone="use2-az2", spot=20.0)])
     chosen = select(parse_cluster_spec(SPEC), cat)
     assert (chosen.instance.name, chosen.price.spot) == ("b.48xlarge", 20.0)
+
+
+def test_a_local_zone_named_by_the_spec_is_used_with_a_warning():
+    cat = catalog([instance()], [price(zone="use1-atl2-az1", spot=10.0), price(zone="use1-az4", spot=20.0)])
+    spec = parse_cluster_spec({**SPEC, "region": "us-east-1", "zone": "use1-atl2-az1"})
+    chosen = select(spec, cat)
+    assert chosen.price.spot == 10.0
+    assert any("Local Zone" in w and "opted in" in w for w in chosen.warnings)

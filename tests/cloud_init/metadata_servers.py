@@ -11,7 +11,6 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Optional
 
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
@@ -22,11 +21,21 @@ class MetadataServer:
     """One cloud's metadata service on 127.0.0.1, in a background thread."""
 
     def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME,
-                 azure_name_failures: int = 0):
+                 azure_name_failures: int = 0, trickle_seconds: float = 0.0, trickle_path: str = "",
+                 aws_token_uses: int = 0,
+                 azure_event_type: str = "Preempt"):
         self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
         self.azure_name_failures = azure_name_failures  # the first N answers for this VM's name are HTTP 500
-        self.notice_at: Optional[float] = None
-        self.rebalance_at: Optional[float] = None
+        self.trickle_seconds = trickle_seconds  # pause between bytes of the whole answer to trickle_path
+        self.trickle_path = trickle_path
+        self.aws_token_uses = aws_token_uses  # a token expires after this many uses (0: never)
+        self.azure_event_type = azure_event_type
+        self.token_generation = 0
+        self.token_used = 0
+        self.maintenance_event = "NONE"
+        self.instance_action: str | None = None  # a raw instance-action body, valid or not
+        self.notice_at: float | None = None
+        self.rebalance_at: float | None = None
         self.acks: list[dict] = []
         self.requests: list[str] = []
         self.lock = threading.Lock()
@@ -68,6 +77,14 @@ class MetadataServer:
     def _reply(self, handler, status: int, body: str = "", content_type: str = "text/plain"):
         data = body.encode()
         try:
+            if self.trickle_seconds and handler.path == self.trickle_path:
+                head = (f"HTTP/1.0 {status} OK\r\nContent-Type: {content_type}\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n").encode()
+                for index, _ in enumerate(head + data):
+                    handler.wfile.write((head + data)[index:index + 1])
+                    handler.wfile.flush()
+                    time.sleep(self.trickle_seconds)
+                return
             handler.send_response(status)
             handler.send_header("Content-Type", content_type)
             handler.send_header("Content-Length", str(len(data)))
@@ -87,9 +104,17 @@ class MetadataServer:
         if method == "PUT" and path == "/latest/api/token":
             if not handler.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
                 return self._reply(handler, 400)
-            return self._reply(handler, 200, AWS_TOKEN)
-        if handler.headers.get("X-aws-ec2-metadata-token") != AWS_TOKEN:
+            with self.lock:
+                self.token_generation += 1
+                self.token_used = 0
+            return self._reply(handler, 200, f"{AWS_TOKEN}{self.token_generation}")
+        with self.lock:
+            self.token_used += 1
+            expired = bool(self.aws_token_uses) and self.token_used > self.aws_token_uses
+        if handler.headers.get("X-aws-ec2-metadata-token") != f"{AWS_TOKEN}{self.token_generation}" or expired:
             return self._reply(handler, 401)
+        if path == "/latest/meta-data/spot/instance-action" and self.instance_action is not None:
+            return self._reply(handler, 200, self.instance_action)
         if path == "/latest/meta-data/spot/instance-action" and self.notice_at is not None:
             return self._reply(handler, 200, json.dumps({"action": "terminate", "time": "2026-12-02T11:02:00Z"}),
                                "application/json")
@@ -105,6 +130,7 @@ class MetadataServer:
         if handler.headers.get("Metadata-Flavor") != "Google":
             return self._reply(handler, 403)
         answers = {"/computeMetadata/v1/instance/preempted": "TRUE" if self.notice_at is not None else "FALSE",
+                   "/computeMetadata/v1/instance/maintenance-event": self.maintenance_event,
                    "/computeMetadata/v1/instance/name": "gpufleet-test-node-1",
                    "/computeMetadata/v1/instance/zone": "projects/123456/zones/us-central1-a"}
         if path in answers:
@@ -121,7 +147,7 @@ class MetadataServer:
                     self.acks.append(json.loads(handler.rfile.read(length) or b"{}"))
                 return self._reply(handler, 200)
             events = [] if self.notice_at is None else [{
-                "EventId": AZURE_EVENT_ID, "EventStatus": "Scheduled", "EventType": "Preempt",
+                "EventId": AZURE_EVENT_ID, "EventStatus": "Scheduled", "EventType": self.azure_event_type,
                 "ResourceType": "VirtualMachine", "Resources": [self.azure_event_for], "NotBefore":
                 "Wed, 02 Dec 2026 11:00:30 GMT", "Description": "", "EventSource": "Platform",
                 "DurationInSeconds": -1}]

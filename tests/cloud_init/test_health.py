@@ -53,6 +53,7 @@ def fake_sysfs(root: Path, fabric: str, count: int) -> None:
         for i in range(count):
             (ib / f"mlx5_ib{i}" / "ports" / "1").mkdir(parents=True)
             (ib / f"mlx5_ib{i}" / "ports" / "1" / "link_layer").write_text(layer + "\n")
+            (ib / f"mlx5_ib{i}" / "ports" / "1" / "state").write_text("4: ACTIVE\n")
         if fabric == "infiniband":  # Azure accelerated networking: an Ethernet mlx5 device, not InfiniBand
             (ib / "mlx5_an0" / "ports" / "1").mkdir(parents=True)
             (ib / "mlx5_an0" / "ports" / "1" / "link_layer").write_text("Ethernet\n")
@@ -129,6 +130,7 @@ FAILURES = [
     ("uncorrectable-ecc", P5, {"query.csv": "query-h100x8-ecc.csv"}, {}, ["uncorrectable_ecc"]),
     ("fatal-xid-79", P5, {"dmesg.txt": "dmesg-xid79.txt"}, {}, ["fatal_xid"]),
     ("efa-device-missing", P5, {}, {"rdma_count": 31}, ["rdma_devices"]),
+    ("efa-provider-unusable", P5, {}, {"states": {"fi_info.rc": "61"}}, ["efa_provider"]),
     ("infiniband-link-missing", ND_H100, {}, {"rdma_count": 7}, ["rdma_devices"]),
     ("tcpx-nic-missing", A3_HIGH, {}, {"rdma_count": 3}, ["gpu_nics"]),
     ("roce-nic-missing", A3_ULTRA, {"query.csv": H200_QUERY}, {"rdma_count": 7}, ["rdma_devices"]),
@@ -177,3 +179,56 @@ def test_report_names_the_failure(results):
     _, report, _, _ = results["fatal-xid-79"]
     detail = next(c["detail"] for c in report["checks"] if c["check"] == "fatal_xid")
     assert detail == "XID 79 on PCI:0000:a8:00"
+
+
+def test_an_unreadable_record_fails_its_check_instead_of_the_run(health_script, tmp_path):
+    """An OSError other than "not found" (here: the step record is a directory) is a failed check, with a report."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "state").mkdir()
+    (broken / "state" / "install-failed").mkdir()
+    done, report, reported, state = _run_in(health_script, broken, P5)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert failed_checks(report) == ["steps"] and "IsADirectoryError" in report["checks"][0]["detail"]
+    assert (state / "textfile" / "gpufleet_health.prom").read_text().endswith("gpufleet_node_healthy 0\n")
+    assert reported.strip() == "unhealthy"
+
+
+def test_infiniband_port_down_fails_the_fabric(health_script, tmp_path):
+    sysfs = tmp_path / "sys"
+    fake_sysfs(sysfs, "infiniband", 8)
+    (sysfs / "class/infiniband/mlx5_ib3/ports/1/state").write_text("1: DOWN\n")
+    done, report, _, _ = _run_in(health_script, tmp_path, ND_H100, sysfs=sysfs)
+    ports = [c for c in report["checks"] if c["check"] == "rdma_ports_active"]
+    assert failed_checks(report) == ["rdma_ports_active"] and "mlx5_ib3" in ports[0]["detail"], report
+
+
+def test_last_boots_metric_does_not_survive_a_check_that_cannot_finish(health_script, tmp_path):
+    state = tmp_path / "state"
+    (state / "textfile").mkdir(parents=True)
+    (state / "textfile" / "gpufleet_health.prom").write_text("gpufleet_node_healthy 1\n")
+    (state / "health.json").mkdir()  # the report cannot be written: the run dies
+    done, _, _, _ = _run_in(health_script, tmp_path, P5, keep_state=True)
+    assert done.returncode != 0
+    assert not (state / "textfile" / "gpufleet_health.prom").exists()
+
+
+def _run_in(health_script, base, env, sysfs=None, keep_state=False):
+    """The check with H100 outputs and `base`/state as its state directory (which may already hold files)."""
+    fake = base / "fake"
+    fake.mkdir(exist_ok=True)
+    for name, recorded in H100_OUTPUTS.items():
+        shutil.copy(RECORDED / recorded, fake / name)
+    for name, content in {"nvidia-fabricmanager.service.state": "active", "fm.version": "580.95.05"}.items():
+        (fake / name).write_text(content + "\n")
+    state = base / "state"
+    state.mkdir(exist_ok=True)
+    sysfs = sysfs or shared_sysfs(health_script.parent.parent, env["GPUFLEET_FABRIC"], int(env["GPUFLEET_RDMA_DEVICES"]))
+    process_env = dict(os.environ, PATH=f"{FAKE_BIN}:{os.environ['PATH']}", FAKE_DIR=str(fake),
+                       GPUFLEET_ENV_FILE=str(write_env(base / "node.env", env)), GPUFLEET_STATE_DIR=str(state),
+                       GPUFLEET_SYSFS_ROOT=str(sysfs), GPUFLEET_HEALTH_REPORTER=str(FAKE_BIN / "report-health"))
+    done = subprocess.run([sys.executable, str(health_script)], env=process_env, capture_output=True, text=True,
+                          timeout=30)
+    report = json.loads((state / "health.json").read_text()) if (state / "health.json").is_file() else {}
+    reported = (fake / "reported").read_text() if (fake / "reported").exists() else ""
+    return done, report, reported, state

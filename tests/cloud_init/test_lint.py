@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.cloud_init.parts import shipped
 from tests.validators import require_tool
 
 from .conftest import FILES, written_files
@@ -53,7 +54,8 @@ def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
     """What the node gets (comments stripped) must be clean; together these stacks ship every script."""
     tool = require_tool("shellcheck", SHELLCHECK_HINT)
     scripts = set()
-    for name in ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-high", "aws-p4d-mig"):
+    for name in ("aws-p5-stock-everything", "aws-p5-stock-storage", "azure-nd-h100", "gcp-a3-ultra-stock",
+                 "aws-p4d-mig"):
         for path, entry in written_files(rendered[name][1]).items():
             head = entry["content"].split("\n", 1)[0]
             if head.startswith(("#!/bin/bash", "#!/bin/sh")) or head.startswith("# shellcheck shell="):
@@ -160,3 +162,18 @@ def test_slice_uses_cgroup_v2_properties_only():
     assert [line for line in code if "cgcreate" in line or "cgset" in line] == []
     slice_unit = (FILES / "etc/systemd/system/gpufleet-jobs.slice").read_text()
     assert "DevicePolicy=closed" in slice_unit and "DeviceAllow=/dev/nvidiactl rw" in slice_unit
+
+
+def test_shipped_python_loses_docstrings_and_blank_lines_but_still_compiles():
+    from gpufleet.cloud_init.parts import python_without_docstrings
+
+    source = ('#!/usr/bin/env python3\n"""Module doc."""\n\n\ndef only_doc():\n    """Kept: the block\'s only statement."""\n'
+              '\n\ndef f():\n    """Dropped."""\n    text = """a\n\nb"""\n    return text\n')
+    out = python_without_docstrings(source)
+    assert out == ('#!/usr/bin/env python3\ndef only_doc():\n    """Kept: the block\'s only statement."""\n'
+                   'def f():\n    text = """a\n\nb"""\n    return text\n')
+    namespace: dict = {}
+    exec(compile(out, "example", "exec"), namespace)  # noqa: S102 - our own test source
+    assert namespace["f"]() == "a\n\nb"
+    for path in python_scripts(FILES):
+        compile(shipped(path.read_text(), str(path.relative_to(FILES))), str(path), "exec")

@@ -6,10 +6,9 @@ from datetime import date
 
 import pytest
 
-from gpufleet.spec.node_rules import DRIVER_BRANCHES, check_node_software, min_driver_branch
-
 from gpufleet.catalog.loader import load_catalog
 from gpufleet.spec import SpecError
+from gpufleet.spec.node_rules import DRIVER_BRANCHES, check_node_software, min_driver_branch
 
 from .conftest import AZURE_NC_A100, GCP_G2, aws_spec, selection_for
 

@@ -23,7 +23,8 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    return s.spec.market.type in ("spot", "mixed")
+    """Spot nodes everywhere, and every GCP node (host maintenance stops GPU VMs on every market)."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp"
 
 
 # (part, node paths, condition on the Selection). Issue 3's parts 1-9 and issue 2's base profile.
@@ -51,7 +52,7 @@ PARTS = [
     ("InfiniBand userspace and nvidia-peermem", [LIB + "install.d/61-infiniband",
                                                  "/etc/modules-load.d/gpufleet-nvidia-peermem.conf"],
      lambda s: s.fabric == "infiniband"),
-    ("GCP GPUDirect plugin", [LIB + "install.d/62-gcp-gpudirect"], lambda s: s.fabric in ("tcpx", "tcpxo", "roce")),
+    ("GCP GPUDirect plugin", [LIB + "install.d/62-gcp-gpudirect"], lambda s: s.fabric == "roce"),
     ("DCGM host engine", [LIB + "install.d/70-dcgm"],
      lambda s: s.spec.node.exporters.dcgm or s.spec.node.health.dcgm_diag),
     ("dcgm-exporter", [UNITS + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exporter",
@@ -61,7 +62,8 @@ PARTS = [
     ("health endpoint for the cloud's repair probes",
      ["/usr/local/sbin/gpufleet-health-endpoint", UNITS + "gpufleet-health-endpoint.service"],
      lambda s: s.spec.cloud in ("gcp", "azure")),
-    ("signed Auto Scaling calls without the AWS CLI", ["/usr/local/sbin/gpufleet-aws"], lambda s: s.spec.cloud == "aws"),
+    ("signed Auto Scaling calls without the AWS CLI", ["/usr/local/sbin/gpufleet-aws"],
+     lambda s: s.spec.cloud == "aws" and s.spec.image.kind != "driver-ready"),
     ("spot watcher and drain hook", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
                                      "/etc/gpufleet/drain-hook"], _spot),
     ("acceptance check and reporting", ["/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-report-health",

@@ -176,11 +176,12 @@ def test_azure_infiniband_has_topology_and_relaxed_ordering(rendered):
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("gcp-a3-high", {"NCCL_NET": "GPUDirectTCPX_v7", "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "enp6s0,enp12s0,enp134s0,enp140s0"}),
-    ("gcp-a3-mega", {"NCCL_FASTRAK_CTRL_DEV": "enp0s12", "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY": "/dev/aperture_devices"}),
+    ("gcp-a3-high", {"NCCL_NET": None, "NCCL_IB_DISABLE": "1"}),
+    ("gcp-a3-mega", {"NCCL_NET": None, "NCCL_IB_DISABLE": "1"}),
     ("gcp-a3-ultra-stock", {"NCCL_NET": "gIB", "NCCL_SOCKET_IFNAME": "enp0s19,enp192s20"}),
 ])
 def test_gcp_gpudirect_plugin_environments(rendered, name, expected):
+    """A3 High / Mega: GPUDirect-TCPX(O) is refused, so `fabric: auto` gives plain TCP, never a forced NCCL_NET."""
     conf = nccl(rendered, name)
     assert {k: conf.get(k) for k in expected} == expected
 
@@ -192,9 +193,13 @@ def test_user_debug_level_and_overrides_win(rendered):
     assert job["CUDA_MPS_PIPE_DIRECTORY"] == "/run/nvidia-mps" and job["NCCL_DEBUG"] == "INFO"
 
 
-def test_gcp_plugin_library_path_reaches_the_job_environment(rendered):
-    job = env_values(written_files(rendered["gcp-a3-high"][1])["/etc/gpufleet/job.env"]["content"])
-    assert job["GPUFLEET_NCCL_LIBRARY_PATH"] == "/var/lib/tcpx/lib64"
+def test_gcp_plugin_library_path_reaches_every_process(rendered):
+    """Not only login shells: the dynamic linker finds the plugin for ssh-started ranks and systemd services."""
+    files = written_files(rendered["gcp-a3-ultra-stock"][1])
+    job = env_values(files["/etc/gpufleet/job.env"]["content"])
+    assert job["GPUFLEET_NCCL_LIBRARY_PATH"] == "/usr/local/gib/lib64"
+    assert files["/etc/ld.so.conf.d/gpufleet-nccl-plugin.conf"]["content"] == "/usr/local/gib/lib64\n"
+    assert "/etc/ld.so.conf.d/gpufleet-nccl-plugin.conf" not in written_files(rendered["gcp-a3-mega"][1])
 
 
 def test_single_node_has_no_rdma_fabric(rendered):
@@ -205,11 +210,11 @@ def test_single_node_has_no_rdma_fabric(rendered):
 
 def test_gcp_nic_names_come_from_the_catalog_row():
     import dataclasses
-    from .conftest import GCP_A3_HIGH, selection_for
-    row = dataclasses.replace(GCP_A3_HIGH, extra={"nic_names": {"host": ["ens4"], "gpu": ["ens5", "ens6"]}})
+
+    from .conftest import GCP_A3_ULTRA, selection_for
+    row = dataclasses.replace(GCP_A3_ULTRA, extra={"nic_names": {"host": ["ens4", "ens5"]}})
     conf = nccl_of(user_data_for(selection_for(row), "gpufleet-test"))
-    assert (conf["NCCL_SOCKET_IFNAME"], conf["NCCL_GPUDIRECTTCPX_CTRL_DEV"],
-            conf["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"]) == ("ens4", "ens4", "ens5,ens6")
+    assert conf["NCCL_SOCKET_IFNAME"] == "ens4,ens5"
 
 
 def nccl_of(text: str) -> dict:

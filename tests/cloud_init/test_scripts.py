@@ -68,6 +68,17 @@ def test_gpufleet_run_without_a_command_prints_usage(node, tmp_path):
     assert done.returncode == 2 and "usage: gpufleet-run" in done.stderr
 
 
+def test_an_unhealthy_dlami_node_is_reported_through_the_aws_cli(node, tmp_path):
+    with MetadataServer("aws") as server:
+        done, fake = run(node / "usr/local/sbin/gpufleet-report-health", tmp_path,
+                         {"GPUFLEET_CLOUD": "aws", "GPUFLEET_METADATA_URL": server.url}, "unhealthy",
+                         extra_env={"GPUFLEET_AWS_API": str(tmp_path / "not-installed")})
+    assert done.returncode == 0, done.stderr
+    assert ("aws autoscaling set-instance-health --region us-east-2 --instance-id i-0123456789abcdef0 "
+            "--health-status Unhealthy --no-should-respect-grace-period") in (fake / "cli").read_text().splitlines()
+    assert "PUT /latest/api/token" in server.requests  # IMDSv2
+
+
 @pytest.mark.parametrize("cloud, expected", [
     ("aws", "gpufleet-aws SetInstanceHealth InstanceId={instance-id} HealthStatus=Unhealthy "
             "ShouldRespectGracePeriod=false"),
@@ -265,15 +276,21 @@ def test_boot_runs_every_step_and_records_the_failed_ones(node, tmp_path):
     assert "step 20-broken: FAILED (exit 3)" in done.stderr
 
 
-@pytest.mark.parametrize("answers, expected_rc, message", [(True, 0, "8 GPU(s)"),
-                                                           (False, 1, "nvidia-smi did not answer within 1s")])
-def test_boot_waits_for_the_driver(node, tmp_path, answers, expected_rc, message):
+@pytest.mark.parametrize("answers, gpu_on_bus, expected_rc, message", [
+    (True, True, 0, "8 GPU(s)"), (False, True, 1, "nvidia-smi did not answer within 1s"),
+    (False, False, 1, "no NVIDIA device on the PCI bus; not waiting")])
+def test_boot_waits_for_the_driver(node, tmp_path, answers, gpu_on_bus, expected_rc, message):
     fake = tmp_path / "fake"
     fake.mkdir()
     shutil.copy(FIXTURES / "health" / "query-h100x8.csv", fake / "query.csv")
     if not answers:
         (fake / "nvidia-smi.rc").write_text("9")
-    done, _ = run(node / LIB / "boot.d/10-driver", tmp_path, {"GPUFLEET_DRIVER_WAIT_SECONDS": "1"})
+    sysfs = tmp_path / "sys"
+    for address, vendor in (("0000:00:01.0", "0x8086"), ("0000:53:00.0", "0x10de" if gpu_on_bus else "0x1d0f")):
+        (sysfs / "bus/pci/devices" / address).mkdir(parents=True)
+        (sysfs / "bus/pci/devices" / address / "vendor").write_text(vendor + "\n")
+    done, _ = run(node / LIB / "boot.d/10-driver", tmp_path, {"GPUFLEET_DRIVER_WAIT_SECONDS": "1"},
+                  extra_env={"GPUFLEET_SYSFS_ROOT": str(sysfs)})
     assert done.returncode == expected_rc and message in done.stderr, done.stderr
 
 

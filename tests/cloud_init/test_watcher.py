@@ -168,6 +168,7 @@ def test_a_restarted_daemon_does_not_drain_again(watcher_script, tmp_path):
         server.notice()
         with Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
             watcher.wait_for_runs(1)
+            assert wait_until(lambda: (tmp_path / "run" / "drained.json").exists())  # written after the hook
         with Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
             assert wait_until(lambda: "already drained" in watcher.output())
             answered(server, 6)

@@ -20,7 +20,7 @@ POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 GCP_METADATA_VALUE_MAX_BYTES = 262144
 
 BASE = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2}
-TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "gpudirect"}
+TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "tcp"}
 DEV = {**BASE, "nodes": 1, "accelerator": {"instance_type": "g2-standard-8"}}
 A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}, "tags": {"Team": "ml"}}
 DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": ["198.51.100.0/24"]}}
@@ -55,7 +55,7 @@ def test_declares_the_whole_cluster_under_one_component():
     (A2, 1, {1460}, ["GVNIC"]),
     (DEV, 1, {1460}, ["GVNIC"]),
     (A3_HIGH, 5, {8244}, ["GVNIC"] * 5),
-    (TRAIN, 9, {8244}, ["GVNIC"] * 9),
+    ({**TRAIN, "fabric": "auto"}, 9, {8244}, ["GVNIC"] * 9),
     (A3_ULTRA, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
     (A4, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
 ])
@@ -75,7 +75,7 @@ def test_nics_vpcs_mtu_and_nic_types_per_family(spec, vpcs, mtus, nic_types):
 
 
 def test_a3_mega_gpu_vpcs_each_carry_one_gpu_nic_and_an_internal_firewall():
-    result = plan_of(TRAIN)
+    result = plan_of({**TRAIN, "fabric": "auto"})
     nics = one(result, TEMPLATE).inputs["networkInterfaces"]
     assert [n["network"] for n in nics[1:]] == [f"gpufleet-gpu-net-{i}-id" for i in range(8)]
     firewalls = by_name(result, FIREWALL)
@@ -253,7 +253,7 @@ def test_resource_count_stays_flat_as_nodes_grow():
 
 
 def test_service_account_gets_only_log_metric_and_own_instance_label_rights():
-    result = plan_of(TRAIN)
+    result = plan_of({**TRAIN, "monitoring": {"server": False}})  # the nodes' identity alone
     account = one(result, "gcp:serviceaccount/account:Account").inputs
     assert account["accountId"] == "gpufleet-test-nodes"
     members = by_name(result, "gcp:projects/iAMMember:IAMMember")
@@ -286,9 +286,9 @@ def test_outputs_say_how_to_connect_list_nodes_and_what_it_costs():
     assert outputs["connect"].startswith("gcloud compute ssh --zone us-central1-a --tunnel-through-iap ")
     assert "gcloud compute instance-groups managed list-instances gpufleet-nodes --zone us-central1-a" in outputs["list_nodes"]
     assert outputs["hostfile"].endswith("slots=8/' > hostfile")
-    assert outputs["fabric"] == "tcpxo" and outputs["gpus_total"] == 16
+    assert outputs["fabric"] == "tcp" and outputs["gpus_total"] == 16
     assert outputs["estimated_usd_per_hour"] == pytest.approx(2 * 28.17013, abs=0.01)
-    assert len(outputs["gpu_networks"]) == 8 and outputs["fleet_name"] == "gpufleet-nodes"
+    assert outputs["gpu_networks"] == [] and outputs["fleet_name"] == "gpufleet-nodes"
 
 
 # --- refusals: one message naming the field, and nothing declared ---------------------------------------------
@@ -330,10 +330,10 @@ def test_refuses_an_existing_subnet():
 
 
 def test_refuses_user_data_over_the_metadata_value_limit(monkeypatch):
-    import gpufleet.gcp.cluster as gcp_cluster
+    import gpufleet.pipeline as pipeline
     oversized = "#cloud-config\n" + "#" * GCP_METADATA_VALUE_MAX_BYTES
-    monkeypatch.setattr(gcp_cluster, "user_data_for", lambda selection, name: oversized)
-    refused(DEV, r"`node`: .*over the limit of 262144")
+    monkeypatch.setattr(pipeline, "user_data_for", lambda selection, name: oversized)
+    refused(DEV, r"`node`: .*gcp allows at most 262144")
 
 
 def test_refuses_node_options_that_make_the_user_data_too_large_in_one_message():
@@ -346,3 +346,8 @@ def test_image_track_latest_leaves_the_family_in_the_template():
     [disk] = one(plan_of({**TRAIN, "image": {"track": "latest"}}), TEMPLATE).inputs["disks"]
     assert disk["sourceImage"] == ("projects/ubuntu-os-accelerator-images/global/images/family/"
                                    "ubuntu-accelerator-2404-amd64-with-nvidia-580")
+@pytest.mark.parametrize("instance_type, transport", [("a3-highgpu-8g", "TCPX"), ("a3-megagpu-8g", "TCPXO")])
+def test_gpudirect_on_a3_high_and_mega_is_refused_until_the_node_can_start_it(instance_type, transport):
+    """Never configure a transport that cannot start: its patched kernel / dmabuf module / RxDM are not installed."""
+    refused({**BASE, "accelerator": {"instance_type": instance_type}, "fabric": "gpudirect"},
+            rf"`fabric`: got 'gpudirect'; not delivered by gpufleet on {instance_type} yet: GPUDirect-{transport} needs")

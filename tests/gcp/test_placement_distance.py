@@ -6,7 +6,7 @@ import pytest
 from tests.conftest import plan_spec
 
 A3_MEGA = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2,
-           "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "gpudirect"}
+           "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "auto"}
 
 
 def test_a3_refuses_max_distance_1():

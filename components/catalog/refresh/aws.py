@@ -10,7 +10,7 @@ Field names are AWS's own: offer files carry `products` (sku -> {sku, productFam
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator, Optional
+from collections.abc import Iterable, Iterator
 
 from .records import HOURS_1Y, HOURS_3Y, PriceRecord, ResponseShapeError
 
@@ -18,7 +18,7 @@ LINUX_SPOT = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 WANTED = {"operatingSystem": "Linux", "tenancy": "Shared", "capacitystatus": "Used", "preInstalledSw": "NA"}
 
 
-def parse_price_list(doc: dict, instance_types: Optional[set[str]] = None) -> list[PriceRecord]:
+def parse_price_list(doc: dict, instance_types: set[str] | None = None) -> list[PriceRecord]:
     """Linux, shared-tenancy, no-pre-installed-software on-demand and Standard No Upfront RI prices per region."""
     best: dict[tuple[str, str], dict] = {}
     for product, on_demand, reserved in _products(doc):
@@ -48,7 +48,7 @@ def parse_zone_ids(doc: dict) -> dict[str, tuple[str, str]]:
 
 
 def parse_spot_history(doc: dict, zone_ids: dict[str, tuple[str, str]],
-                       instance_types: Optional[set[str]] = None) -> list[PriceRecord]:
+                       instance_types: set[str] | None = None) -> list[PriceRecord]:
     """The latest Linux spot price per (instance type, AZ id)."""
     items = doc.get("SpotPriceHistory")
     if not isinstance(items, list):
@@ -94,22 +94,22 @@ def _dimensions(term: dict) -> Iterable[dict]:
     return term.get("priceDimensions", {}).values()
 
 
-def _first_hourly(terms: list[dict]) -> Optional[float]:
+def _first_hourly(terms: list[dict]) -> float | None:
     for term in terms:
         for dim in _dimensions(term):
             price = float(dim.get("pricePerUnit", {}).get("USD", 0) or 0)
-            if dim.get("unit") == "Hrs" and price > 0:
+            if dim.get("unit") == "Hrs":  # zero or below is kept: the refresh refuses it, naming the row
                 return price
     return None
 
 
-def _reserved_key(attrs: dict) -> Optional[str]:
+def _reserved_key(attrs: dict) -> str | None:
     if attrs.get("OfferingClass") != "standard" or attrs.get("PurchaseOption") != "No Upfront":
         return None
     return {"1yr": "reserved_1y", "3yr": "reserved_3y"}.get(attrs.get("LeaseContractLength"))
 
 
-def _effective_hourly(term: dict, hours: int) -> Optional[float]:
+def _effective_hourly(term: dict, hours: int) -> float | None:
     """Recurring hourly rate plus any upfront fee spread over the term."""
     hourly = upfront = 0.0
     for dim in _dimensions(term):

@@ -9,14 +9,14 @@ although `unitOfMeasure` says "1 Hour", so they are divided by 8,760 or 26,280 h
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from .records import HOURS_1Y, HOURS_3Y, PriceRecord, ResponseShapeError
 
 SKIP_PRODUCTS = ("Windows", "Cloud Services", "CloudServices", "Dedicated")
 
 
-def parse_retail_prices(pages: Iterable[dict], instance_types: Optional[set[str]] = None) -> list[PriceRecord]:
+def parse_retail_prices(pages: Iterable[dict], instance_types: set[str] | None = None) -> list[PriceRecord]:
     prices: dict[tuple[str, str], dict] = {}
     for page in pages:
         items = page.get("Items")
@@ -30,7 +30,7 @@ def parse_retail_prices(pages: Iterable[dict], instance_types: Optional[set[str]
     return [PriceRecord(instance_type=sku, region=region, **values) for (sku, region), values in sorted(prices.items())]
 
 
-def _classify(item: dict, instance_types: Optional[set[str]]):
+def _classify(item: dict, instance_types: set[str] | None):
     sku, region = item.get("armSkuName"), item.get("armRegionName")
     names = f"{item.get('skuName', '')} {item.get('meterName', '')}"
     if (item.get("serviceName") != "Virtual Machines" or item.get("currencyCode", "USD") != "USD" or not sku
@@ -38,9 +38,7 @@ def _classify(item: dict, instance_types: Optional[set[str]]):
             or any(word in item.get("productName", "") for word in SKIP_PRODUCTS)
             or item.get("isPrimaryMeterRegion") is False):
         return None, None, None
-    price = float(item.get("retailPrice", 0) or 0)
-    if price <= 0:
-        return None, None, None
+    price = float(item.get("retailPrice", 0) or 0)  # zero or below is kept: the refresh refuses it, naming the row
     kind = item.get("type")
     if kind == "Consumption" and item.get("unitOfMeasure") == "1 Hour":
         return (sku, region), "spot" if "Spot" in names else "on_demand", price

@@ -1,20 +1,27 @@
 """`gpufleet catalog refresh --cloud aws|azure|gcp`: parse saved (or downloaded) pricing responses, fold them
 into the cloud's price rows, report what changed, and with `--write` save prices.csv and the source's date.
 
-Exit codes: 0 done, 1 the refresh could not run (no network, no credentials), 2 bad input (a bad flag, or a
-response or saved file that is not in the shape its API documents).
+Exit codes: 0 done, 1 the refresh could not run (no network, no credentials), 2 bad input (a bad flag, a
+response or saved file that is not in the shape its API documents, a price of zero or below, or a price that
+moves more than `--outlier-factor` without `--accept-outliers`).
+
+The shipped catalog is never written: a refresh writes the user data folder (`$XDG_DATA_HOME/gpufleet`) or
+`--data-dir`. A folder without a catalog starts from the shipped one, and the full merged catalog is written.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from datetime import date
 from pathlib import Path
 
-from ..loader import DATA_DIR, load_catalog
+from ..datadir import SHIPPED_DIR, has_catalog, is_shipped, user_data_dir
+from ..loader import read_catalog
 from . import aws, azure, fetch, gcp
+from .guard import DEFAULT_OUTLIER_FACTOR, not_positive, outliers
 from .merge import combine_aws, merge, spread_to_zones, to_csv
 from .records import RefreshError, ResponseShapeError
 from .sources_yaml import set_source
@@ -34,8 +41,13 @@ def add_refresh_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--region", action="append", default=[], help="regions to download (repeatable)")
     parser.add_argument("--api-key", help="GCP: Cloud Billing Catalog API key for downloading")
     parser.add_argument("--today", help="snapshot date to record, YYYY-MM-DD (default: today)")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="catalog data folder to read and write")
+    parser.add_argument("--data-dir", type=Path, help="catalog folder to read and write (default: the user data "
+                        "folder, $XDG_DATA_HOME/gpufleet); one without a catalog starts from the shipped catalog")
     parser.add_argument("--write", action="store_true", help="write prices.csv and prices.yaml (default: report only)")
+    parser.add_argument("--outlier-factor", type=float, default=DEFAULT_OUTLIER_FACTOR,
+                        help="refuse a new price more than this factor from the old one or from the other regions' "
+                        f"(default {DEFAULT_OUTLIER_FACTOR:g})")
+    parser.add_argument("--accept-outliers", action="store_true", help="write prices beyond --outlier-factor anyway")
     parser.add_argument("--json", action="store_true", help="print the change report as JSON")
 
 
@@ -52,7 +64,16 @@ def run_refresh(args: argparse.Namespace) -> int:
         print("error: `--spot-file` needs `--zones-file`: spot history names zones, the catalog stores AZ ids",
               file=sys.stderr)
         return 2
-    catalog = load_catalog.__wrapped__(args.data_dir)
+    target = args.data_dir or user_data_dir()
+    if is_shipped(target):
+        print(f"error: `--data-dir`: got {str(target)!r}; the shipped catalog is read-only. Expected another folder "
+              f"(default: {user_data_dir()})", file=sys.stderr)
+        return 2
+    if args.outlier_factor <= 1:
+        print(f"error: `--outlier-factor`: got {args.outlier_factor:g}; expected a factor above 1", file=sys.stderr)
+        return 2
+    starts_from_shipped = not has_catalog(target)
+    catalog = read_catalog(SHIPPED_DIR if starts_from_shipped else target)
     instances = [i for (c, _), i in {**catalog.instances, **catalog.flagged_instances}.items() if c == args.cloud]
     old = [p for p in catalog.raw_prices if p.cloud == args.cloud]
     try:
@@ -68,16 +89,43 @@ def run_refresh(args: argparse.Namespace) -> int:
         print(f"error: the {args.cloud} pricing response is not in the shape its API documents "
               f"({err.__class__.__name__}: {err}); pass the API's own JSON, unmodified", file=sys.stderr)
         return 2
-    rows, report = merge(old, records, args.cloud, SOURCE_KEYS[args.cloud])
-    report = {"cloud": args.cloud, "source": SOURCE_KEYS[args.cloud], "snapshot_date": day.isoformat(),
-              "written": bool(args.write), **report}
-    if args.write:
-        folder = args.data_dir / args.cloud
-        (folder / "prices.csv").write_text(to_csv(rows))
-        meta = folder / "prices.yaml"
-        meta.write_text(set_source(meta.read_text(), SOURCE_KEYS[args.cloud], SOURCE_TEXT[args.cloud], day))
+    refused = not_positive(records)
+    if refused:
+        print("error: the refresh has prices of zero or below; nothing was written:\n  " + "\n  ".join(refused),
+              file=sys.stderr)
+        return 2
+    key = source_key(args.cloud, day)
+    rows, report = merge(old, records, args.cloud, key)
+    moved = outliers(old, rows, key, args.outlier_factor)
+    report = {"cloud": args.cloud, "source": key, "snapshot_date": day.isoformat(), "data_dir": str(target),
+              "started_from_shipped": starts_from_shipped, "outliers": moved,
+              "written": bool(args.write) and (not moved or args.accept_outliers), **report}
+    if moved and not args.accept_outliers:
+        print(f"error: {len(moved)} refreshed price(s) move more than {args.outlier_factor:g}x; nothing was written. "
+              "Check the source, or pass --accept-outliers:\n  " + "\n  ".join(moved), file=sys.stderr)
+        _print_report(report, args.json)
+        return 2
+    if report["written"]:
+        _write(Path(target), args.cloud, rows, key, day, starts_from_shipped)
     _print_report(report, args.json)
     return 0
+
+
+def source_key(cloud: str, day: date) -> str:
+    """The refresh's source key, dated, so rows from refreshes on different days keep their own dates."""
+    return f"{SOURCE_KEYS[cloud]}-{day.isoformat()}"
+
+
+def _write(target: Path, cloud: str, rows, key: str, day: date, starts_from_shipped: bool) -> None:
+    """The full merged catalog: the shipped files first when the folder has no catalog, then this cloud's prices."""
+    if starts_from_shipped:
+        shutil.copytree(SHIPPED_DIR, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+        for path in target.rglob("*"):  # an installed wheel's files may be read-only; the copies are the user's
+            path.chmod(path.stat().st_mode | 0o200)
+    folder = target / cloud
+    (folder / "prices.csv").write_text(to_csv(rows))
+    meta = folder / "prices.yaml"
+    meta.write_text(set_source(meta.read_text(), key, SOURCE_TEXT[cloud], day))
 
 
 def _records(args, docs, spot, zones, instances, old):
@@ -120,7 +168,9 @@ def _print_report(report: dict, as_json: bool) -> None:
     if as_json:
         print(json.dumps(report, indent=2))
         return
-    print(f"{report['cloud']} prices from {report['source']} ({report['snapshot_date']}): {report['added']} added, "
+    shipped = " (started from the shipped catalog)" if report["started_from_shipped"] else ""
+    print(f"{report['cloud']} prices from {report['source']} ({report['snapshot_date']}) into {report['data_dir']}"
+          f"{shipped}: {report['added']} added, "
           f"{report['changed']} changed, {report['removed']} removed; rows {report['rows_before']} -> "
           f"{report['rows_after']}{'' if report['written'] else ' (not written; pass --write)'}")
     for c in report["changes"]:

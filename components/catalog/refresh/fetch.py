@@ -8,7 +8,6 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Optional
 
 from .records import RefreshError
 
@@ -47,7 +46,7 @@ def azure_pages(skus: list[str], regions: list[str]) -> list[dict]:
         query = f"serviceName eq 'Virtual Machines' and armSkuName eq '{sku}'"
         if regions:
             query += " and (" + " or ".join(f"armRegionName eq '{r}'" for r in regions) + ")"
-        url: Optional[str] = f"{AZURE_URL}?{urllib.parse.urlencode({'$filter': query})}"
+        url: str | None = f"{AZURE_URL}?{urllib.parse.urlencode({'$filter': query})}"
         while url:
             page = get_json(url, hint)
             pages.append(page)
@@ -55,7 +54,7 @@ def azure_pages(skus: list[str], regions: list[str]) -> list[dict]:
     return pages
 
 
-def gcp_pages(api_key: Optional[str]) -> list[dict]:
+def gcp_pages(api_key: str | None) -> list[dict]:
     if not api_key:
         raise RefreshError("the Cloud Billing Catalog API needs an API key: pass `--api-key`, or save its pages "
                            f"({GCP_URL}?key=...&pageToken=...) and pass them with `--from-file`")

@@ -12,7 +12,8 @@ into public catalogs.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from ..models import InstanceType
 from .records import PriceRecord, ResponseShapeError
@@ -57,14 +58,14 @@ def machine_prices(rates: dict, instances: Iterable[InstanceType]) -> list[Price
         if gpu_sku is None:
             continue
         for region in regions:
-            values = {field: _machine(rates, region, series, gpu_sku, field, instance)
+            values: dict[str, Any] = {field: _machine(rates, region, series, gpu_sku, field, instance)
                       for field in USAGE_FIELD.values()}
             if any(v is not None for v in values.values()):
                 records.append(PriceRecord(instance_type=instance.name, region=region, **values))
     return records
 
 
-def _machine(rates, region, series, gpu_sku, field, instance: InstanceType) -> Optional[float]:
+def _machine(rates, region, series, gpu_sku, field, instance: InstanceType) -> float | None:
     core = rates.get((region, series, "core", field))
     ram = rates.get((region, series, "ram", field))
     gpu = rates.get((region, "gpu", gpu_sku, field))
@@ -92,7 +93,7 @@ def _classify(sku: dict):
     return None
 
 
-def _unit_price(sku: dict) -> Optional[float]:
+def _unit_price(sku: dict) -> float | None:
     try:
         rate = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][-1]["unitPrice"]
     except (KeyError, IndexError):

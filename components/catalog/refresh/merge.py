@@ -1,17 +1,19 @@
 """Folds refreshed `PriceRecord`s into a cloud's existing price rows, keeping the schema, and reports changes.
 
-Refreshed rows carry their own source key and date. An old row is dropped only when a refreshed row for the
-same (type, region, zone) prices every market the old row priced; otherwise it stays, with its own source and
-date, so nothing the refresh did not see is lost. Region-wide records for a cloud whose rows are per zone
-(GCP machine prices, Azure) are written to each zone the old rows list for that region.
+A refresh replaces: for every (instance type, region, market) it prices, its rows become the only rows that
+price that market in that region, in every zone, whatever source the old rows came from (a zone the refresh no
+longer lists loses that price). Old rows keep their other markets, with their own source and date; a row left
+with no price is removed. Refreshed rows carry their own source key, which names the refresh's date, so every
+row's source and date stay true. Region-wide records for a cloud whose rows are per zone (GCP machine prices,
+Azure) are written to each zone the old rows list for that region.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable, Optional
 
 from ..models import Price
 from .records import PRICE_FIELDS, PriceRecord
@@ -43,9 +45,13 @@ def merge(old: list[Price], records: list[PriceRecord], cloud: str, source_key: 
     new = [Price(cloud=cloud, instance_type=r.instance_type, region=r.region, zone=r.zone, on_demand=r.on_demand,
                  spot=r.spot, reserved_1y=r.reserved_1y, reserved_3y=r.reserved_3y, source=source_key)
            for r in records]
-    by_key = {(p.instance_type, p.region, p.zone): p for p in new}
-    kept = [p for p in old
-            if p.source != source_key and not _superseded(p, by_key.get((p.instance_type, p.region, p.zone)))]
+    refreshed = {(r.instance_type, r.region, f) for r in records for f in PRICE_FIELDS if getattr(r, f) is not None}
+    kept = []
+    for p in old:
+        cleared = {f: None for f in PRICE_FIELDS if (p.instance_type, p.region, f) in refreshed}
+        rest = replace(p, **cleared) if cleared else p
+        if any(getattr(rest, f) is not None for f in PRICE_FIELDS):
+            kept.append(rest)
     rows = sorted([*kept, *new], key=lambda p: (p.instance_type, p.region, p.zone, p.source))
     return rows, report(old, rows)
 
@@ -76,10 +82,6 @@ def to_csv(rows: Iterable[Price]) -> str:
     return out.getvalue()
 
 
-def _superseded(old: Price, new: Optional[Price]) -> bool:
-    return new is not None and all(getattr(new, f) is not None for f in PRICE_FIELDS if getattr(old, f) is not None)
-
-
 def _effective(rows: list[Price]) -> dict[tuple[str, str, str, str], float]:
     values: dict = {}
     for p in rows:
@@ -91,5 +93,5 @@ def _effective(rows: list[Price]) -> dict[tuple[str, str, str, str], float]:
     return values
 
 
-def _cell(value: Optional[float]) -> str:
+def _cell(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}".rstrip("0").rstrip(".")

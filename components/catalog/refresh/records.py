@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 PRICE_FIELDS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 HOURS_1Y = 8760
@@ -17,10 +16,10 @@ class PriceRecord:
     instance_type: str
     region: str
     zone: str = ""
-    on_demand: Optional[float] = None
-    spot: Optional[float] = None
-    reserved_1y: Optional[float] = None
-    reserved_3y: Optional[float] = None
+    on_demand: float | None = None
+    spot: float | None = None
+    reserved_1y: float | None = None
+    reserved_3y: float | None = None
 
 
 class RefreshError(Exception):

@@ -13,6 +13,12 @@ def _client_config(args: dict) -> dict:
             "clientId": PLACEHOLDER_SUBSCRIPTION, "objectId": PLACEHOLDER_SUBSCRIPTION}
 
 
+def _aml_filesystem(args: dict) -> dict:
+    """An existing Azure Managed Lustre filesystem: its MGS address is a placeholder; it is in zone 1."""
+    return {"name": args.get("amlFilesystemName"), "clientInfo": {"mgsAddress": "10.1.0.4"}, "zones": ["1"]}
+
+
 CALLS = {
     "azure-native:authorization:getClientConfig": _client_config,
+    "azure-native:storagecache:getAmlFilesystem": _aml_filesystem,
 }

@@ -24,6 +24,7 @@ import csv
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -49,7 +50,8 @@ SPOT_ROUNDING = 1.01
 
 
 def read(path: Path):
-    vms, gpus = {}, defaultdict(dict)
+    vms: dict[tuple[str, str, str], Any] = {}
+    gpus: defaultdict[str, dict[Any, Any]] = defaultdict(dict)
     with path.open(newline="") as handle:
         for row in csv.DictReader(handle):
             price = (_money(row["Price"]), _money(row["SpotPrice"]))

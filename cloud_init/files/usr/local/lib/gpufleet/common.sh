@@ -64,3 +64,43 @@ run_steps() {
   done
   return "$failed"
 }
+
+# Signing keys gpufleet trusts, by primary-key fingerprint (published by each vendor; see cloud_init/README.md).
+# Used by the install steps that source this file.
+# shellcheck disable=SC2034
+declare NVIDIA_CUDA_KEY_FINGERPRINT="EB693B3035CD5710E231E123A4B469963BF863CC" \
+  NVIDIA_CONTAINER_KEY_FINGERPRINT="C95B321B61E88C1809C4F759DDCAE044F796ECB0" \
+  AWS_EFA_KEY_FINGERPRINT="4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"
+
+# trusted_key URL FINGERPRINT KEYRING: downloads the key at URL (armored or binary) and writes it to KEYRING as a
+# binary OpenPGP keyring only when it holds the primary key FINGERPRINT; a key from a tampered mirror is refused.
+trusted_key() {
+  local url="$1" expected="$2" keyring="$3" home status=0
+  home="$(mktemp -d)"
+  if ! curl -fsSL --retry 3 -o "$home/key" "$url"; then
+    log "cannot download signing key $url"
+    status=1
+  elif ! GNUPGHOME="$home" gpg --batch --quiet --import "$home/key" 2>/dev/null ||
+      ! GNUPGHOME="$home" gpg --batch --with-colons --fingerprint "$expected" 2>/dev/null |
+        awk -F: '$1 == "fpr" {print $10}' | grep -qx "$expected"; then
+    log "signing key at $url is not $expected; refused"
+    status=1
+  else
+    GNUPGHOME="$home" gpg --batch --export "$expected" >"$keyring.tmp" && mv "$keyring.tmp" "$keyring" || status=1
+  fi
+  rm -rf "$home"
+  return "$status"
+}
+
+# cuda_repo: NVIDIA's CUDA apt repository for this Ubuntu release, signed by the pinned CUDA key (idempotent).
+cuda_repo() {
+  local distro arch keyring=/usr/share/keyrings/gpufleet-cuda-archive.gpg
+  [ -e /etc/apt/sources.list.d/gpufleet-cuda.list ] && return 0
+  distro="ubuntu$(. /etc/os-release && printf '%s' "${VERSION_ID//./}")"
+  arch="x86_64"
+  if [ "${GPUFLEET_ARCH:-x86_64}" != "x86_64" ]; then arch="sbsa"; fi
+  local url="https://developer.download.nvidia.com/compute/cuda/repos/${distro}/${arch}"
+  trusted_key "$url/3bf863cc.pub" "$NVIDIA_CUDA_KEY_FINGERPRINT" "$keyring" || return 1
+  printf 'deb [signed-by=%s] %s/ /\n' "$keyring" "$url" >/etc/apt/sources.list.d/gpufleet-cuda.list
+  apt_update
+}

@@ -1,0 +1,118 @@
+"""The monitoring server on GCP: one e2 VM in the cluster subnet, no external IP, reached through IAP.
+
+- identity: its own service account with one custom role holding `compute.instances.list` (GCE service discovery,
+  nothing else on the project), and `roles/secretmanager.secretAccessor` on its own secrets only (resource-level
+  bindings, not project-wide). No logging or monitoring writer roles: it ships nothing to Cloud Logging.
+- secrets: each Pulumi secret becomes a Secret Manager secret version, read at boot through the metadata server's
+  token.
+- disk: a separate pd-balanced disk (encrypted at rest with Google-managed keys, as every PD) for Prometheus' TSDB,
+  kept when the VM is replaced; it appears as /dev/disk/by-id/google-prometheus-data.
+- network: the cluster subnet already admits the exporters from inside the subnet (fw-exporters), so the server
+  scrapes with no new node rule; the one new rule admits IAP (35.235.240.0/20) on port 22 to this VM's service
+  account only, for `gcloud compute ssh --tunnel-through-iap` port forwarding.
+Children are named f"{name}-monitoring-{role}" (roles: sa, sd-role, sa-sd, secret-<secret role>,
+secret-<secret role>-version, secret-<secret role>-access, data, fw-iap, server).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..catalog.selector import Selection
+from ..monitoring.outputs import monitoring_outputs, stack_dashboards
+from ..monitoring.scrape import gcp_jobs
+from ..monitoring.secrets import MonitoringPlan, plan_monitoring
+from ..monitoring.server.cloud_config import ServerSettings, server_user_data
+from ..outputs import exporter_jobs
+from .labels import Describer, Labeler, normalise_value, short_name
+from .security import IAP_RANGE, SSH_PORT
+
+__all__ = ["build_monitoring_server", "plan_monitoring"]
+
+DEFAULT_MACHINE_TYPE = "e2-medium"
+UBUNTU_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64"
+DATA_DEVICE_NAME = "prometheus-data"
+DISCOVERY_PERMISSIONS = ["compute.instances.list"]
+SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+ROOT_DISK_GB = 20
+
+
+def server_names(stack: str, name: str) -> dict[str, str]:
+    """Deterministic ids for the VM, its account, its discovery role and its secrets' prefix."""
+    return {"instance": short_name(f"{name}-{stack}-monitoring", 63), "account": short_name(f"{name}-{stack}-mon", 30),
+            "role": short_name(f"{name}_{stack}_monitoring_sd", 64, allowed="a-z0-9_", sep="_"),
+            "secret": short_name(f"{name}-{stack}-monitoring", 200, allowed="a-z0-9_-")}
+
+
+def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan, project: pulumi.Input[str],
+                            network_id: pulumi.Input[str], subnet_id: pulumi.Input[str], label: Labeler,
+                            describe: Describer, opts: pulumi.ResourceOptions) -> dict[str, Any]:
+    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always."""
+    outputs = monitoring_outputs(selection)
+    if not monitoring.enabled:
+        return outputs
+    spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-monitoring"
+    names = server_names(stack, name)
+    account = gcp.serviceaccount.Account(f"{role}-sa", account_id=names["account"], project=project,
+                                         display_name=f"gpufleet {name} monitoring server",
+                                         description=describe("monitoring-sa"), opts=opts)
+    email = pulumi.Output.concat(names["account"], "@", project, ".iam.gserviceaccount.com")
+    member = pulumi.Output.concat("serviceAccount:", email)
+    after_account = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[account]))
+    discovery = gcp.projects.IAMCustomRole(
+        f"{role}-sd-role", role_id=names["role"], project=project, permissions=DISCOVERY_PERMISSIONS,
+        title=f"gpufleet {name} monitoring discovery", description=describe("monitoring-sd-role"), opts=opts)
+    gcp.projects.IAMMember(f"{role}-sa-sd", project=project, member=member,
+                           role=pulumi.Output.concat("projects/", project, "/roles/", discovery.role_id),
+                           opts=pulumi.ResourceOptions.merge(after_account,
+                                                             pulumi.ResourceOptions(depends_on=[account, discovery])))
+    refs, versions = {}, []
+    for secret_role, value in sorted(monitoring.secrets.items()):
+        secret = gcp.secretmanager.Secret(
+            f"{role}-secret-{secret_role}", secret_id=f"{names['secret']}-{secret_role}", project=project,
+            replication=gcp.secretmanager.SecretReplicationArgs(auto=gcp.secretmanager.SecretReplicationAutoArgs()),
+            labels=label(f"monitoring-secret-{secret_role}"), opts=opts)
+        versions.append(gcp.secretmanager.SecretVersion(f"{role}-secret-{secret_role}-version", secret=secret.id,
+                                                        secret_data=value, opts=opts))
+        gcp.secretmanager.SecretIamMember(f"{role}-secret-{secret_role}-access", secret_id=secret.id,
+                                          project=project, role=SECRET_ACCESSOR, member=member, opts=after_account)
+        refs[secret_role] = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"], "-", secret_role)
+    data = gcp.compute.Disk(f"{role}-data", zone=spec.zone, project=project, size=spec.monitoring.data_disk_gib,
+                            type="pd-balanced", labels=label("monitoring-data"),
+                            description=describe("monitoring-data"), opts=opts)
+    gcp.compute.Firewall(
+        f"{role}-fw-iap", network=network_id, project=project, direction="INGRESS", priority=1000,
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(SSH_PORT)])], source_ranges=[IAP_RANGE],
+        target_service_accounts=[email], description=f"SSH through IAP to the monitoring server; "
+                                                     f"{describe('monitoring-fw-iap')}", opts=opts)
+    jobs = pulumi.Output.from_input(project).apply(
+        lambda project_id: gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))
+    user_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
+        lambda values: server_user_data(spec.monitoring, values[0], stack_dashboards(selection), ServerSettings(
+            "gcp", f"/dev/disk/by-id/google-{DATA_DEVICE_NAME}", dict(values[1]))))
+    server = gcp.compute.Instance(
+        f"{role}-server", name=names["instance"], zone=spec.zone, project=project,
+        machine_type=spec.monitoring.instance_type or DEFAULT_MACHINE_TYPE,
+        boot_disk=gcp.compute.InstanceBootDiskArgs(initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
+            image=UBUNTU_IMAGE, size=ROOT_DISK_GB, type="pd-balanced", labels=label("monitoring-boot-disk"))),
+        attached_disks=[gcp.compute.InstanceAttachedDiskArgs(source=data.id, device_name=DATA_DEVICE_NAME)],
+        network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=subnet_id)],  # no access config
+        service_account=gcp.compute.InstanceServiceAccountArgs(email=email, scopes=[CLOUD_PLATFORM_SCOPE]),
+        shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(
+            enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True),
+        metadata={"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data},
+        labels=label("monitoring"), allow_stopping_for_update=True, description=describe("monitoring"),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            depends_on=[account, *versions], ignore_changes=["bootDisk.initializeParams.image"])))
+    return {
+        **outputs,
+        "monitoring_server": server.name,
+        "monitoring_server_account": email,
+        "grafana_port_forward": pulumi.Output.concat(
+            "gcloud compute ssh ", server.name, " --zone ", spec.zone, " --tunnel-through-iap -- -N ",
+            "-L 3000:localhost:3000  # then open http://localhost:3000"),
+    }

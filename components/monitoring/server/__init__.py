@@ -1,0 +1,1 @@
+"""The monitoring server's own user data: Prometheus, Alertmanager and Grafana config, and its boot scripts."""

@@ -1,0 +1,136 @@
+"""The one checking pipeline every cloud shares: spec -> catalog selection -> the cloud's `rules.py` -> user data.
+
+`plan_cluster(spec, catalog)` runs every stage and raises one `SpecError` with every problem it found, before any
+resource is declared; the cloud components consume the `ClusterPlan` it returns and never check again.
+`check_cluster_input(raw)` is the same for the raw `gpufleet:cluster` value: when the spec's own shape is wrong, the
+stages that do not depend on the wrong fields still run on a repaired copy, so `--set accelerator.gpu=H10
+--set nodes=0` reports both fields at once.
+
+Stages, in order:
+1. structure and shape (`gpufleet.spec.parse_cluster_spec`: types, bounds, cross-field rules);
+2. the cloud's spec rules (`gpufleet.<cloud>.rules.spec_problems`: CIDR ranges, tag rules, id shapes, keys);
+3. catalog selection (`gpufleet.catalog.selector.select`: instance type, zone, fabric, price, node software);
+4. the cloud's plan rules (`plan_problems`: rules that need the instance type, fabric or placement);
+5. the node's user data, rendered once and measured against the cloud's one limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from importlib import import_module
+from types import ModuleType
+from typing import Any
+
+from gpufleet.cloud_init import LIMITS, encode_user_data, measured_size
+
+from .boot import user_data_for
+from .catalog.loader import Catalog, load_catalog
+from .catalog.selector import Selection, select
+from .spec.errors import Problem, SpecError
+from .spec.model import ClusterSpec
+from .spec.parse import parse_cluster_spec
+from .spec.raw import raw_problems
+
+DEFAULT_CLUSTER_NAME = "gpufleet"
+# Stand-ins for required fields whose given value is wrong, so later stages can still check the other fields.
+PLACEHOLDERS = {"nodes": 1}
+
+
+@dataclass(frozen=True)
+class ClusterPlan(Selection):
+    """Everything decided before any resource is declared: the selection's fields (spec, instance, gpu, fabric,
+    placement_group, price, warnings), plus the node's user data, rendered and size-checked once."""
+
+    cluster_name: str
+    cloud_config: str
+    """The node's cloud-config text ("#cloud-config ..."), deterministic for a spec and catalog."""
+    user_data: str
+    """`cloud_config` encoded for the cloud's API field (AWS: gzip+base64, Azure: base64, GCP: plain)."""
+
+
+def cloud_rules(cloud: str) -> ModuleType:
+    """`gpufleet.<cloud>.rules`: `spec_problems(spec)`, `plan_problems(selection)`, `plan_warnings(selection)`."""
+    return import_module(f"gpufleet.{cloud}.rules")
+
+
+def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
+                 name: str = DEFAULT_CLUSTER_NAME) -> ClusterPlan:
+    """The checked plan for `spec`; raises `SpecError` with every problem of every stage that could run."""
+    rules = cloud_rules(spec.cloud)
+    problems = list(rules.spec_problems(spec))
+    try:
+        selection = select(spec, catalog or load_catalog())
+    except SpecError as err:
+        raise SpecError(_unique([*problems, *err.problems])) from None
+    problems += rules.plan_problems(selection)
+    cloud_config = user_data_for(selection, name)
+    problems += user_data_problems(cloud_config, spec.cloud)
+    if problems:
+        raise SpecError(_unique(problems))
+    warnings = (*selection.warnings, *missing_price_warnings(selection), *rules.plan_warnings(selection))
+    values = {f.name: getattr(selection, f.name) for f in fields(Selection)}
+    return ClusterPlan(**{**values, "warnings": tuple(dict.fromkeys(warnings))}, cluster_name=name,
+                       cloud_config=cloud_config, user_data=encode_user_data(cloud_config, spec.cloud))
+
+
+def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec:
+    """Parses and plans `raw` (the `gpufleet:cluster` value); raises one `SpecError` with the problems of every
+    stage. The spec it returns has passed the whole pipeline."""
+    try:
+        spec = parse_cluster_spec(raw)
+    except SpecError as err:
+        raise SpecError(_unique([*err.problems, *_later_problems(raw, err.problems, catalog)])) from None
+    plan_cluster(spec, catalog)
+    return spec
+
+
+def user_data_problems(cloud_config: str, cloud: str) -> list[Problem]:
+    """The one user-data size check: the cloud's limit on its API field (cloud_init.LIMITS)."""
+    limit, unit = LIMITS[cloud]
+    size = measured_size(cloud_config, cloud)
+    if size <= limit:
+        return []
+    return [Problem("node", f"{size} {unit} of {cloud} user data", f"{cloud} allows at most {limit} {unit}; shorten `node.nccl.env` or `node.spot.drain_command`, or turn off optional parts "
+                    "(`node.exporters`, `node.health`, `node.mps`, `node.mig`)")]
+
+
+def missing_price_warnings(selection: Selection) -> list[str]:
+    """The cost estimate is unknown when the catalog has no price for the market the cluster buys in."""
+    spec, instance, price = selection.spec, selection.instance, selection.price
+    warnings = []
+    if spec.market.type != "on-demand" and price.spot is None:
+        warnings.append(f"the catalog has no spot price for {instance.name} in {spec.region}: the estimated cost is "
+                        f"unknown; {spec.cloud} bills the current spot price, capped by your maximum price")
+    if spec.market.type != "spot" and price.on_demand is None:
+        warnings.append(f"the catalog has no on-demand price for {instance.name} in {spec.region}: the estimated "
+                        "cost is unknown")
+    return warnings
+
+
+def _later_problems(raw: Any, shape_problems: list[Problem], catalog: Catalog | None) -> list[Problem]:
+    """Problems of the later stages in the fields the shape stage did not refuse, found on a repaired copy of `raw`
+    (refused fields dropped back to their defaults, or a neutral stand-in where they are required)."""
+    if not isinstance(raw, dict) or raw_problems(raw):
+        return []
+    refused = {p.path.split(".")[0].split("[")[0] for p in shape_problems}
+    if not refused or not refused <= set(raw) | set(PLACEHOLDERS):
+        return []  # a required field is missing: nothing sensible to check against
+    repaired = {key: value for key, value in raw.items() if key not in refused}
+    repaired.update({key: value for key, value in PLACEHOLDERS.items() if key in refused})
+    try:
+        spec = parse_cluster_spec(repaired)
+        plan_cluster(spec, catalog)
+    except SpecError as err:
+        return [p for p in err.problems if p.path.split(".")[0].split("[")[0] not in refused]
+    return []
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    """Each problem once (two stages may find the same one), in order."""
+    seen: set[str] = set()
+    unique = []
+    for problem in problems:
+        if str(problem) not in seen:
+            seen.add(str(problem))
+            unique.append(problem)
+    return unique

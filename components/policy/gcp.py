@@ -1,0 +1,91 @@
+"""GCP rules: GPU VMs terminate on host maintenance, no restart for spot/compact, RoCE networks, SSH, Shielded VM."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .common import ADMIN_PORTS, as_list, is_open, port_spec_hits, truthy
+from .model import Finding, Resource
+
+TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+REGION_TEMPLATE = "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate"
+INSTANCE = "gcp:compute/instance:Instance"
+FIREWALL = "gcp:compute/firewall:Firewall"
+NETWORK = "gcp:compute/network:Network"
+RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+VM_TYPES = (TEMPLATE, REGION_TEMPLATE, INSTANCE)
+GPU_MACHINE = re.compile(r"^(a2|a3|a4|a4x|g2|g4)-", re.IGNORECASE)
+
+
+def is_gpu_vm(resource: Resource) -> bool:
+    if resource.type not in VM_TYPES:
+        return False
+    return bool(GPU_MACHINE.match(str(resource.props.get("machineType") or ""))) or bool(
+        as_list(resource.props.get("guestAccelerators")))
+
+
+def _scheduling(resource: Resource) -> dict:
+    return resource.props.get("scheduling") or {}
+
+
+def terminate_on_maintenance(resource: Resource, config: dict) -> Iterable[Finding]:
+    if is_gpu_vm(resource) and _scheduling(resource).get("onHostMaintenance") != "TERMINATE":
+        yield Finding("GPU VMs cannot live-migrate; onHostMaintenance is "
+                      f"{_scheduling(resource).get('onHostMaintenance')!r}",
+                      "set scheduling.onHostMaintenance: TERMINATE")
+
+
+def spot_without_restart(resource: Resource, config: dict) -> Iterable[Finding]:
+    scheduling = _scheduling(resource)
+    if resource.type not in VM_TYPES:
+        return
+    spot = scheduling.get("provisioningModel") == "SPOT" or truthy(scheduling.get("preemptible"))
+    if spot and scheduling.get("automaticRestart") is not False:
+        yield Finding("spot VM with automatic restart (the API refuses it)", "set scheduling.automaticRestart: false")
+
+
+def compact_without_restart(resources: list[Resource], config: dict):
+    compact = {i for r in resources if r.type == RESOURCE_POLICY
+               and (r.props.get("groupPlacementPolicy") or {}).get("collocation") == "COLLOCATED" for i in r.ids()}
+    for vm in (r for r in resources if r.type in VM_TYPES):
+        policies = as_list(vm.props.get("resourcePolicies"))
+        hit = [p for p in policies if isinstance(p, str) and (p in compact or p.rsplit("/", 1)[-1] in compact)]
+        if hit and _scheduling(vm).get("automaticRestart") is not False:
+            yield vm, Finding(f"compact placement {hit[0].rsplit('/', 1)[-1]} with automatic restart (refused by "
+                              "the API)", "set scheduling.automaticRestart: false")
+
+
+def no_firewall_on_roce(resources: list[Resource], config: dict):
+    roce = {i for r in resources if r.type == NETWORK and "roce" in str(r.props.get("networkProfile") or "").lower()
+            for i in r.ids()}
+    for rule in (r for r in resources if r.type == FIREWALL):
+        network = rule.props.get("network")
+        if network in roce or (isinstance(network, str) and network.rsplit("/", 1)[-1] in roce):
+            yield rule, Finding(f"firewall rule on RoCE network {network}: firewall rules do not apply to RDMA NICs "
+                                "and the API rejects them", "remove the rule; RoCE networks carry no firewall rules")
+
+
+def no_open_ssh(resource: Resource, config: dict) -> Iterable[Finding]:
+    if resource.type != FIREWALL or (resource.props.get("direction") or "INGRESS") != "INGRESS":
+        return
+    sources = [s for s in as_list(resource.props.get("sourceRanges")) if is_open(s)]
+    if not sources:
+        return
+    for allow in as_list(resource.props.get("allows")):
+        if not isinstance(allow, dict) or allow.get("protocol") not in ("tcp", "all"):
+            continue
+        hits = sorted({p for spec in as_list(allow.get("ports")) or ["*"] for p in port_spec_hits(spec, ADMIN_PORTS)})
+        if hits:
+            yield Finding(f"ingress from {', '.join(sources)} to port(s) {', '.join(map(str, hits))}",
+                          "allow only your admin CIDRs, or use IAP (35.235.240.0/20) with OS Login")
+
+
+def shielded_vm(resource: Resource, config: dict) -> Iterable[Finding]:
+    if not is_gpu_vm(resource):
+        return
+    shielded = resource.props.get("shieldedInstanceConfig") or {}
+    if not shielded or shielded.get("enableVtpm") is False or shielded.get("enableIntegrityMonitoring") is False:
+        yield Finding("the GPU VM is not a Shielded VM (vTPM and integrity monitoring)",
+                      "set shieldedInstanceConfig: {enableVtpm: true, enableIntegrityMonitoring: true, "
+                      "enableSecureBoot: true}")

@@ -1,0 +1,151 @@
+"""gpufleet-watcher under the faults seen on real nodes: a trickling metadata service, an instance-action that is
+not a notice, IMDSv2 token expiry, a hook that runs long or hangs with children, a restart mid-drain, Azure
+Terminate events and GCP host maintenance. Every wait is on a condition, never a fixed sleep."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from .metadata_servers import AZURE_EVENT_ID, MetadataServer
+from .test_watcher import Watcher, answered, wait_until, watcher_script  # noqa: F401 - the fixture
+
+NOTICE_TO_DRAIN_SECONDS = 5.0
+
+
+def hook_that_waits(tmp_path, release_file, child_pid_file=None):
+    """A hook recording its run, then waiting for `release_file` (optionally with a child process)."""
+    record = tmp_path / "hook-runs"
+    hook = tmp_path / "waiting-hook"
+    child = f'sleep 1000 & echo $! >"{child_pid_file}"\n' if child_pid_file else ""
+    hook.write_text(f'#!/bin/sh\necho "$GPUFLEET_NOTICE_KIND" >>"{record}"\n{child}'
+                    f'while [ ! -e "{release_file}" ]; do sleep 0.05; done\n')
+    hook.chmod(0o755)
+    return hook
+
+
+@pytest.mark.parametrize("cloud, trickled", [
+    ("aws", "/latest/meta-data/events/recommendations/rebalance"),
+    ("gcp", "/computeMetadata/v1/instance/maintenance-event")])
+def test_notice_to_drain_within_five_seconds_on_a_trickling_service(watcher_script, tmp_path, cloud, trickled):
+    """Each request has one deadline in all, not one per receive: an endpoint trickling a byte every 0.2 s (its
+    answer would take about 20 s) cannot hold up the interruption notice on another endpoint."""
+    with MetadataServer(cloud, trickle_seconds=0.2, trickle_path=trickled) as server, \
+            Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
+        assert wait_until(lambda: len(server.requests) >= 2)
+        noticed = server.notice()
+        watcher.wait_for_runs(1, timeout=20)
+        assert watcher.runs() == ["interruption"]
+        assert (tmp_path / "hook-runs").stat().st_mtime - (time.time() - (time.monotonic() - noticed)) \
+            <= NOTICE_TO_DRAIN_SECONDS
+
+
+def test_an_instance_action_that_is_not_a_notice_does_not_drain(watcher_script, tmp_path):
+    with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url) as watcher:
+        server.instance_action = "<html>maintenance page</html>"
+        answered(server, 12)
+        assert watcher.runs() == []
+        assert watcher.output().count("not a notice") == 1
+        server.instance_action = json.dumps({"action": "terminate", "time": "2026-12-02T11:02:00Z"})
+        watcher.wait_for_runs(1)
+        assert watcher.runs() == ["interruption"]
+
+
+def test_token_expiry_is_renewed_without_an_outage(watcher_script, tmp_path):
+    with MetadataServer("aws", aws_token_uses=3) as server, \
+            Watcher(watcher_script, tmp_path, "aws", server.url) as watcher:
+        assert wait_until(lambda: sum(r.startswith("PUT") for r in server.requests) >= 3)
+        assert "metadata poll failed" not in watcher.output()
+        server.notice()
+        watcher.wait_for_runs(1)
+        assert watcher.runs() == ["interruption"]
+        assert "metadata poll failed" not in watcher.output()
+
+
+def test_polling_goes_on_while_the_hook_runs_and_the_marker_follows_the_hook(watcher_script, tmp_path):
+    release = tmp_path / "release"
+    hook = hook_that_waits(tmp_path, release)
+    with MetadataServer("gcp") as server, \
+            Watcher(watcher_script, tmp_path, "gcp", server.url, GPUFLEET_DRAIN_HOOK=str(hook)) as watcher:
+        server.notice()
+        watcher.wait_for_runs(1)
+        answered(server, 6)  # still polling while the hook waits
+        assert not (tmp_path / "run" / "drained.json").exists()
+        release.touch()
+        assert wait_until(lambda: (tmp_path / "run" / "drained.json").exists())
+        assert json.loads((tmp_path / "run" / "drained.json").read_text())["outcome"] == "exit 0"
+        assert watcher.runs() == ["interruption"]
+
+
+def test_a_watcher_restarted_mid_drain_runs_the_hook_again(watcher_script, tmp_path):
+    release = tmp_path / "release"
+    hook = hook_that_waits(tmp_path, release)
+    with MetadataServer("gcp") as server:
+        server.notice()
+        with Watcher(watcher_script, tmp_path, "gcp", server.url, GPUFLEET_DRAIN_HOOK=str(hook)) as watcher:
+            watcher.wait_for_runs(1)
+        release.touch()
+        with Watcher(watcher_script, tmp_path, "gcp", server.url, GPUFLEET_DRAIN_HOOK=str(hook)) as watcher:
+            watcher.wait_for_runs(2)
+            assert wait_until(lambda: (tmp_path / "run" / "drained.json").exists())
+            assert watcher.runs() == ["interruption", "interruption"]
+
+
+def test_a_hook_past_its_timeout_is_killed_with_its_children(watcher_script, tmp_path):
+    child_pid = tmp_path / "child.pid"
+    hook = hook_that_waits(tmp_path, tmp_path / "never", child_pid)
+    with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url,
+                                                  GPUFLEET_DRAIN_HOOK=str(hook),
+                                                  GPUFLEET_DRAIN_TIMEOUT_SECONDS="1") as watcher:
+        server.notice()
+        watcher.wait_for_runs(1)
+        assert wait_until(lambda: child_pid.exists() and child_pid.read_text().strip())
+        pid = int(child_pid.read_text())
+        assert wait_until(lambda: (tmp_path / "run" / "drained.json").exists())
+        assert "timed out" in watcher.output()
+
+        def gone() -> bool:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+            return open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+        assert wait_until(gone), "the hook's child outlived the timeout"
+        assert watcher.process.poll() is None
+
+
+def test_azure_terminate_is_drained_then_acknowledged(watcher_script, tmp_path):
+    release = tmp_path / "release"
+    hook = hook_that_waits(tmp_path, release)
+    with MetadataServer("azure", azure_event_type="Terminate") as server, \
+            Watcher(watcher_script, tmp_path, "azure", server.url, GPUFLEET_DRAIN_HOOK=str(hook)) as watcher:
+        server.notice()
+        watcher.wait_for_runs(1)
+        answered(server, 6)
+        assert server.acks == []  # not before the drain finished
+        release.touch()
+        assert wait_until(lambda: server.acks == [{"StartRequests": [{"EventId": AZURE_EVENT_ID}]}])
+        answered(server, 6)
+        assert len(server.acks) == 1 and watcher.runs() == ["termination"]
+
+
+@pytest.mark.parametrize("event, drains", [("TERMINATE_ON_HOST_MAINTENANCE", True),
+                                           ("MIGRATE_ON_HOST_MAINTENANCE", False)])
+def test_gcp_host_maintenance_drains_a_gpu_vm(watcher_script, tmp_path, event, drains):
+    with MetadataServer("gcp") as server, Watcher(watcher_script, tmp_path, "gcp", server.url) as watcher:
+        server.maintenance_event = event
+        if drains:
+            watcher.wait_for_runs(1)
+        answered(server, 8)
+        assert watcher.runs() == (["maintenance"] if drains else [])
+
+
+def test_gcp_on_demand_nodes_run_the_watcher(rendered):
+    from .conftest import env_values, written_files
+    files = written_files(rendered["stack-gcp-dev"][1])
+    env = env_values(files["/etc/gpufleet/node.env"]["content"])
+    assert "gpufleet-watcher.service" in env["GPUFLEET_UNITS"].split()
+    assert "/etc/gpufleet/drain-hook" in files

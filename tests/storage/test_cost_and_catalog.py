@@ -1,0 +1,42 @@
+"""The storage services table: sizes per service, and the shared filesystem's line in the cost table."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet.spec import parse_cluster_spec
+from gpufleet.storage_catalog import storage_service
+from gpufleet.storage_cost import shared_filesystem_output, storage_cost_lines
+
+DEV = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1, "accelerator": {"instance_type": "g6e.xlarge"}}
+
+
+@pytest.mark.parametrize(("cloud", "kind"), [(c, k) for c in ("aws", "azure", "gcp") for k in ("lustre", "nfs")])
+def test_every_service_row_has_a_price_with_source_and_date(cloud, kind):
+    service = storage_service(cloud, kind)
+    for tier in service.tiers or (None,):
+        assert service.price_per_gib_month(tier) > 0
+    assert service.price_source.startswith("https://") and len(service.price_date) == 10
+
+
+def test_fsx_sizing_accepts_1200_2400_then_multiples_of_2400():
+    sizing = storage_service("aws", "lustre").sizing(250)
+    assert [size for size in (1200, 2400, 3600, 4800, 6000, 7200) if sizing.accepts(size)] == [1200, 2400, 4800, 7200]
+
+
+def test_cost_line_is_capacity_times_the_catalog_price():
+    spec = parse_cluster_spec({**DEV, "storage": {"shared": {"kind": "lustre", "capacity_gib": 4800, "throughput": 500}}})
+    output = shared_filesystem_output(spec)
+    assert output["cost"]["usd_per_month"] == round(4800 * 0.34, 2)
+    lines = storage_cost_lines({"shared_filesystem": output, "estimated_usd_per_month": 1000.0})
+    assert lines[0].endswith("$1,632.00/month ($2.2356/hour)")
+    assert "https://aws.amazon.com/fsx/lustre/pricing/ (2026-12-03" in lines[1]
+    assert lines[2].endswith("$2,632.00/month")
+
+
+def test_elastic_and_existing_filesystems_have_no_priced_line():
+    efs = shared_filesystem_output(parse_cluster_spec({**DEV, "storage": {"shared": {"kind": "nfs"}}}))
+    assert efs["cost"] is None and "elastic" in storage_cost_lines({"shared_filesystem": efs})[0]
+    existing = parse_cluster_spec({**DEV, "storage": {"shared": {"kind": "lustre", "existing_id": "fs-0123456789abcdef0"}}})
+    assert shared_filesystem_output(existing)["cost"] is None
+    assert storage_cost_lines({"shared_filesystem": None}) == []
