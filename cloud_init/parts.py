@@ -52,7 +52,8 @@ DCGM_EXPORTER = (SYSTEMD_DIR + "gpufleet-dcgm-exporter.service", LIB + "dcgm-exp
 NODE_EXPORTER = (LIB + "install.d/71-node-exporter", SYSTEMD_DIR + "gpufleet-node-exporter.service")
 LOCAL_NVME = (LIB + "boot.d/05-local-nvme",)
 SHARED_STORAGE = (LIB + "boot.d/06-shared-storage",)
-SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service")
+SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service",
+                SYSTEMD_DIR + "gpufleet-shutdown-drain.service")
 # Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
 # themselves through SetInstanceHealth instead.
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")

@@ -59,6 +59,12 @@ def nccl_topo_file(selection: Selection) -> str | None:
     return selection.instance.extra.get("nccl_topo_file") or AZURE_TOPO_FILES.get(selection.gpu.architecture)
 
 
+def aws_lifecycle_hook(spec) -> str:
+    """The termination hook the node's watcher completes once drained (AWS groups declare it; see aws/fleet.py)."""
+    from .aws.capacity import DRAIN_HOOK_NAME  # here, not at the top: gpufleet.aws imports this module
+    return DRAIN_HOOK_NAME if spec.cloud == "aws" and watcher_runs(spec) else ""
+
+
 def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
@@ -98,6 +104,7 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         spot_watcher=watcher_runs(spec),
         drain_command=serving_drain_command(selection) or node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
+        aws_lifecycle_hook=aws_lifecycle_hook(spec),
         **storage_boot_fields(spec),
         triton=triton_config(selection),
     )

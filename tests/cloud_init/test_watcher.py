@@ -27,7 +27,7 @@ def watcher_script(tmp_path_factory) -> Path:
 class Watcher:
     """The daemon under test, with a drain hook that records each run."""
 
-    def __init__(self, script: Path, tmp_path: Path, cloud: str, url: str, **env):
+    def __init__(self, script: Path, tmp_path: Path, cloud: str, url: str, path_prefix: str = "", **env):
         self.record = tmp_path / "hook-runs"
         hook = tmp_path / "drain-hook"
         hook.write_text(f'#!/bin/sh\necho "$GPUFLEET_NOTICE_KIND" >>"{self.record}"\n')
@@ -37,10 +37,13 @@ class Watcher:
             "GPUFLEET_RUN_DIR": str(tmp_path / "run"), "GPUFLEET_WATCH_INTERVAL_SECONDS": INTERVAL, **env})
         self.script = script
         self.log = tmp_path / "watcher.log"
+        self.path_prefix = path_prefix  # a folder of fake commands (the AWS CLI), searched first
 
     def __enter__(self):
         environment = {k: v for k, v in os.environ.items() if not k.startswith("GPUFLEET_")}
         environment["GPUFLEET_ENV_FILE"] = str(self.env_file)
+        if self.path_prefix:
+            environment["PATH"] = f"{self.path_prefix}:{environment.get('PATH', '')}"
         self.process = subprocess.Popen([sys.executable, str(self.script)], env=environment,
                                         stdout=self.log.open("w"), stderr=subprocess.STDOUT)
         return self
