@@ -101,7 +101,7 @@ def selected_paths(config: BootConfig) -> list[str]:
 def static_parts(config: BootConfig) -> list[Part]:
     from .triton import triton_parts
     inference = triton_parts(config.triton, config.cloud) if config.triton else []
-    return [_part(relative) for relative in selected_paths(config)] + inference
+    return [_part(relative, config.cloud) for relative in selected_paths(config)] + inference
 
 
 def units_to_enable(config: BootConfig) -> list[str]:
@@ -160,8 +160,24 @@ def shipped(content: str, relative: str) -> str:
     return "\n".join(head + [f"{marker} gpufleet: cloud_init/files/{relative} (comments are in the source)"] + body) + "\n"
 
 
-def _part(relative: str) -> Part:
-    content = (FILES_DIR / relative).read_text()
+CLOUD_SECTION = "# cloud: "
+
+
+def for_cloud(content: str, cloud: str) -> str:
+    """`content` without the other clouds' sections: a line `# cloud: NAME` starts NAME's section, `# cloud: end`
+    ends the last. The watcher holds every cloud's event sources; each node needs only its own (16 KB on AWS)."""
+    kept, section = [], None
+    for line in content.splitlines(keepends=True):
+        if line.startswith(CLOUD_SECTION):
+            name = line[len(CLOUD_SECTION):].strip()
+            section = None if name == "end" else name
+        elif section in (None, cloud):
+            kept.append(line)
+    return "".join(kept)
+
+
+def _part(relative: str, cloud: str) -> Part:
+    content = for_cloud((FILES_DIR / relative).read_text(), cloud)
     # The mode follows the content, not the checkout's file mode, so every checkout renders the same bytes.
     mode = "0755" if content.startswith("#!") else "0644"
     return Part(path="/" + relative, permissions=mode, content=shipped(content, relative))

@@ -38,8 +38,10 @@ def node_fabric(selection: Selection) -> str | None:
 
 def watcher_runs(spec) -> bool:
     """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). GCP GPU
-    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs."""
-    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp"
+    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs. In an AWS Capacity
+    Block every node leaves at the block's end through the group's termination hook, so there it runs too. Other
+    on-demand nodes go without: on AWS it does not fit every on-demand shape's 16 KB of user data."""
+    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp" or spec.market.capacity_block
 
 
 def driver_flavor(selection: Selection) -> str:

@@ -23,8 +23,9 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    """Spot nodes everywhere, and every GCP node (host maintenance stops GPU VMs on every market)."""
-    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp"
+    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market) and AWS Capacity Block
+    nodes (they all leave through the group's termination hook at the block's end)."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp" or s.spec.market.capacity_block
 
 
 # (part, node paths, condition on the Selection). Issue 3's parts 1-9 and issue 2's base profile.
@@ -65,7 +66,7 @@ PARTS = [
     ("signed Auto Scaling calls without the AWS CLI", ["/usr/local/sbin/gpufleet-aws"],
      lambda s: s.spec.cloud == "aws" and s.spec.image.kind != "driver-ready"),
     ("spot watcher and drain hook", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
-                                     "/etc/gpufleet/drain-hook"], _spot),
+                                     "/etc/gpufleet/drain-hook", UNITS + "gpufleet-shutdown-drain.service"], _spot),
     ("acceptance check and reporting", ["/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-report-health",
                                         UNITS + "gpufleet-health.service"], _always),
 ]
@@ -73,7 +74,7 @@ ENABLED_UNITS = [("gpufleet-boot.service", _always), ("gpufleet-health.service",
                  ("gpufleet-node.target", _always), ("gpufleet-mps.service", lambda s: s.spec.node.mps.enabled),
                  ("gpufleet-dcgm-exporter.service", lambda s: s.spec.node.exporters.dcgm),
                  ("gpufleet-node-exporter.service", lambda s: s.spec.node.exporters.node),
-                 ("gpufleet-watcher.service", _spot)]
+                 ("gpufleet-watcher.service", _spot), ("gpufleet-shutdown-drain.service", _spot)]
 MINIMAL_NODE = {"isolation": {"enabled": False}, "exporters": {"dcgm": False, "node": False},
                 "container_runtime": "none"}
 

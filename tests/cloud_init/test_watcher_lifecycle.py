@@ -207,3 +207,24 @@ def test_a_reboot_does_not_drain(watcher_script, tmp_path):
     done = run_shutdown(watcher_script, tmp_path, path_prefix=str(bin_dir))
     assert done.returncode == 0 and "a reboot, not draining" in done.stdout
     assert hook_runs(tmp_path) == [] and not (tmp_path / "run" / "drained.json").exists()
+
+
+@pytest.mark.parametrize("market, runs", [
+    ("spot", True), ("mixed", True), ("on-demand", False),
+    ({"type": "on-demand", "capacity_reservation_id": "cr-0abc1234", "capacity_block": True,
+      "capacity_block_start": "2099-01-10T11:30:00Z", "capacity_block_end": "2099-01-12T11:30:00Z"}, True)])
+def test_aws_nodes_that_run_the_watcher_know_their_groups_hook(market, runs):
+    """The hook name comes from the group's declaration (gpufleet.aws.capacity); a Capacity Block's nodes all leave
+    through it at the block's end, so they run the watcher although they are on-demand."""
+    from gpufleet.aws.capacity import DRAIN_HOOK_NAME
+    from gpufleet.boot import user_data_for
+
+    from .conftest import aws_selection, env_values, written_files
+    if isinstance(market, str) and market == "mixed":
+        market = {"type": "mixed", "on_demand_base": 1}
+    files = written_files(user_data_for(aws_selection(market=market), "gpufleet-test"))
+    env = env_values(files["/etc/gpufleet/node.env"]["content"])
+    units = env["GPUFLEET_UNITS"].split()
+    assert env["GPUFLEET_AWS_LIFECYCLE_HOOK"] == (DRAIN_HOOK_NAME if runs else "")
+    assert ("gpufleet-watcher.service" in units, "gpufleet-shutdown-drain.service" in units) == (runs, runs)
+    assert ("/usr/local/sbin/gpufleet-watcher" in files) == runs
