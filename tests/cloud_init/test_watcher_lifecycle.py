@@ -15,11 +15,16 @@ import pytest
 
 from .conftest import node_script, write_env
 from .metadata_servers import AWS_GROUP, MetadataServer
-from .test_watcher import Watcher, answered, wait_until, watcher_script  # noqa: F401 - the fixture
+from .test_watcher import Watcher, answered, wait_until
 from .test_watcher_faults import NOTICE_TO_DRAIN_SECONDS, hook_that_waits
 
 HOOK = "gpufleet-drain"
 ATTEMPTS = 5  # LIFECYCLE_ATTEMPTS in gpufleet-watcher
+
+
+@pytest.fixture(scope="module")
+def watcher_script(tmp_path_factory):
+    return node_script(tmp_path_factory.mktemp("watcher"), "usr/local/sbin/gpufleet-watcher")
 
 
 @pytest.fixture(scope="module")
