@@ -93,6 +93,11 @@ def test_user_data_boots_twice_cleanly(image, tmp_path, stack, cloud):
         # The watcher ran inside the VM against the fake metadata service.
         assert reports[1]["units"]["gpufleet-watcher.service"][-1] == "active", reports[1]["units"]
         assert any(r.startswith("GET") or r.startswith("PUT") for r in server.requests), server.requests[:5]
+        # The first boot ended in a poweroff, not a reboot: gpufleet-shutdown-drain.service drained on the way down.
+        # (The default drain command exits 1 on an idle node: `systemctl kill` finds no job in the slice.)
+        drain_log = reports[1]["last_shutdown_drain"]
+        assert "shutdown notice" in drain_log and "running drain hook" in drain_log, drain_log
+        assert "drain hook exited" in drain_log and "timed out" not in drain_log, drain_log
         # Exporters whose binary never installed must not restart forever.
         for name in ("gpufleet-node-exporter.service", "gpufleet-dcgm-exporter.service"):
             state = reports[1]["units"].get(name)
