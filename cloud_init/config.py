@@ -78,6 +78,8 @@ class BootConfig:
     spot_watcher: bool = False
     drain_command: str = "systemctl kill --signal=SIGTERM gpufleet-jobs.slice"
     drain_on_rebalance: bool = False
+    # AWS: the group's termination lifecycle hook the watcher completes once drained ("" where there is none).
+    aws_lifecycle_hook: str = ""
     efa_installer_version: str = EFA_INSTALLER_VERSION
     # storage.shared / storage.local_nvme (boot.d/06-shared-storage, boot.d/05-local-nvme; see storage.py)
     shared_storage: SharedMount | None = None

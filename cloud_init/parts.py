@@ -55,7 +55,8 @@ JOB_METRICS = (LIB + "job-metrics", SYSTEMD_DIR + "gpufleet-job-metrics.service"
                SYSTEMD_DIR + "gpufleet-job-metrics.timer")
 LOCAL_NVME = (LIB + "boot.d/05-local-nvme",)
 SHARED_STORAGE = (LIB + "boot.d/06-shared-storage",)
-SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service")
+SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service",
+                SYSTEMD_DIR + "gpufleet-shutdown-drain.service")
 # Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
 # themselves through SetInstanceHealth instead.
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
@@ -109,7 +110,7 @@ def _publishes(config: BootConfig) -> bool:
 def static_parts(config: BootConfig) -> list[Part]:
     from .triton import triton_parts
     inference = triton_parts(config.triton, config.cloud) if config.triton else []
-    return [_part(relative) for relative in selected_paths(config)] + inference
+    return [_part(relative, config) for relative in selected_paths(config)] + inference
 
 
 def units_to_enable(config: BootConfig) -> list[str]:
@@ -171,8 +172,43 @@ def shipped(content: str, relative: str) -> str:
     return "\n".join(head + [f"{marker} gpufleet: cloud_init/files/{relative} (comments are in the source)"] + body) + "\n"
 
 
-def _part(relative: str) -> Part:
-    content = (FILES_DIR / relative).read_text()
+SECTION_MARKERS = ("# cloud: ", "# only: ")
+
+
+def for_node(content: str, kept_sections: frozenset[str] | set[str]) -> str:
+    """`content` without the sections this node does not run. A line `# cloud: NAME` or `# only: NAME` starts
+    section NAME, `# cloud: end` or `# only: end` ends it; lines outside any section are always kept. Each node ships
+    only the code it runs (AWS user data holds 16 KB): its cloud's watcher sources, the optional health checks the
+    spec turned on."""
+    kept, section = [], None
+    for line in content.splitlines(keepends=True):
+        marker = next((m for m in SECTION_MARKERS if line.startswith(m)), None)
+        if marker is not None:
+            name = line[len(marker):].strip()
+            section = None if name == "end" else name
+        elif section is None or section in kept_sections:
+            kept.append(line)
+    return "".join(kept)
+
+
+def for_cloud(content: str, cloud: str) -> str:
+    """`content` with only `cloud`'s sections (and every optional one): what the tests run for one cloud."""
+    return for_node(content, {cloud, *OPTIONAL_SECTIONS})
+
+
+# Optional sections (`# only: NAME`) and when a node gets them.
+OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "shared-storage")
+
+
+def node_sections(config: BootConfig) -> frozenset[str]:
+    """The sections `config`'s node runs: its cloud's and the optional ones its spec turned on."""
+    wanted = {"health-dcgm-diag": config.health_dcgm_diag, "health-nccl-allreduce": config.health_nccl_allreduce,
+              "shared-storage": config.shared_storage is not None}
+    return frozenset({config.cloud, *(name for name, on in wanted.items() if on)})
+
+
+def _part(relative: str, config: BootConfig) -> Part:
+    content = for_node((FILES_DIR / relative).read_text(), node_sections(config))
     # The mode follows the content, not the checkout's file mode, so every checkout renders the same bytes.
     mode = "0755" if content.startswith("#!") else "0644"
     return Part(path="/" + relative, permissions=mode, content=shipped(content, relative))

@@ -38,10 +38,12 @@ def node_fabric(selection: Selection) -> str | None:
 
 def watcher_runs(spec) -> bool:
     """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). GCP GPU
-    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs. An Azure
+    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs. In an AWS Capacity
+    Block every node leaves at the block's end through the group's termination hook, so there it runs too. An Azure
     inference fleet scales in through the scale set's Terminate notice (its load balancer has no deregistration
-    delay), so there the watcher stops Triton before the node is deleted."""
-    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp" or (
+    delay), so there the watcher stops Triton before the node is deleted. Other on-demand nodes go without: on AWS it
+    does not fit every on-demand shape's 16 KB of user data."""
+    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp" or spec.market.capacity_block or (
         spec.cloud == "azure" and spec.workload == "inference")
 
 
@@ -60,6 +62,12 @@ def nccl_topo_file(selection: Selection) -> str | None:
     if selection.fabric != "infiniband":
         return None
     return selection.instance.extra.get("nccl_topo_file") or AZURE_TOPO_FILES.get(selection.gpu.architecture)
+
+
+def aws_lifecycle_hook(spec) -> str:
+    """The termination hook the node's watcher completes once drained (AWS groups declare it; see aws/fleet.py)."""
+    from .aws.capacity import DRAIN_HOOK_NAME  # here, not at the top: gpufleet.aws imports this module
+    return DRAIN_HOOK_NAME if spec.cloud == "aws" and watcher_runs(spec) else ""
 
 
 def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
@@ -101,6 +109,7 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         spot_watcher=watcher_runs(spec),
         drain_command=serving_drain_command(selection) or node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
+        aws_lifecycle_hook=aws_lifecycle_hook(spec),
         **storage_boot_fields(spec),
         triton=triton_config(selection),
     )

@@ -36,7 +36,8 @@ class NodeIdentity:
 
 
 def health_report_policy(cluster_id: str) -> dict:
-    """Allows the node's group actions only on Auto Scaling groups that carry this cluster's hash tag."""
+    """Allows the node's group actions only on Auto Scaling groups that carry this cluster's hash tag, and finding
+    its own group's name (Describe actions take no resource or tag condition; the answer is read-only)."""
     return {
         "Version": "2012-10-17",
         "Statement": [{
@@ -44,6 +45,10 @@ def health_report_policy(cluster_id: str) -> dict:
             "Action": list(GROUP_ACTIONS),
             "Resource": "*",
             "Condition": {"StringEquals": {f"autoscaling:ResourceTag/{CLUSTER_TAG}": cluster_id}},
+        }, {
+            "Effect": "Allow",
+            "Action": "autoscaling:DescribeAutoScalingInstances",
+            "Resource": "*",
         }],
     }
 

@@ -92,10 +92,12 @@ class SpotOptions(StrictModel):
     """The interruption watcher on spot nodes."""
 
     drain_command: str = DEFAULT_DRAIN_COMMAND
-    """Run once when the cloud announces an interruption. Default: SIGTERM to every job in the GPU job slice."""
+    """Run once when the node is about to leave: a cloud's interruption or termination notice, the AWS group's
+    termination hook, or a shutdown without a notice. Default: SIGTERM to every job in the GPU job slice."""
     drain_on_rebalance: bool = False
-    """Also run the drain command on an AWS rebalance recommendation, which may come well before (or without) an
-    interruption. Default: false (the recommendation is logged only)."""
+    """Drain already at an AWS rebalance recommendation, which may come well before (or without) the group
+    terminating the node. Default: false: the recommendation is logged, and the node drains when the group
+    terminates it (its termination lifecycle hook)."""
 
 
 class NodeSoftware(StrictModel):

@@ -2,7 +2,10 @@
 
 Each serves the endpoints gpufleet-watcher and gpufleet-report-health use, answers like the real service (IMDSv2
 tokens, GCP's Metadata-Flavor header, Azure's Metadata header) and records what it was asked. `notice()` starts an
-interruption; `rebalance()` an AWS rebalance recommendation.
+interruption; `rebalance()` an AWS rebalance recommendation; `terminate()` turns AWS's target lifecycle state to
+Terminated (the group's termination hook). The AWS emulator also answers the instance role's credentials and, at
+POST /, the Auto Scaling Query API (DescribeAutoScalingInstances, CompleteLifecycleAction) that gpufleet-aws calls:
+the first `asg_failures` CompleteLifecycleAction calls fail with HTTP 500, and `asg_hang_seconds` holds every answer that long.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
 AZURE_VM_NAME = "gpufleet_vmss_1"
+AWS_GROUP = "gpufleet-test-nodes-0a1b2c3"
+AWS_CREDENTIALS = {"AccessKeyId": "ASIAEXAMPLEKEY", "SecretAccessKey": "wJalrXUtnFEMIEXAMPLEKEY", "Token": "IQoJEXAMPLE"}
 
 
 class MetadataServer:
@@ -23,13 +29,16 @@ class MetadataServer:
     def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME,
                  azure_name_failures: int = 0, trickle_seconds: float = 0.0, trickle_path: str = "",
                  aws_token_uses: int = 0,
-                 azure_event_type: str = "Preempt"):
+                 azure_event_type: str = "Preempt", asg_failures: int = 0, asg_hang_seconds: float = 0.0):
         self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
         self.azure_name_failures = azure_name_failures  # the first N answers for this VM's name are HTTP 500
         self.trickle_seconds = trickle_seconds  # pause between bytes of the whole answer to trickle_path
         self.trickle_path = trickle_path
         self.aws_token_uses = aws_token_uses  # a token expires after this many uses (0: never)
         self.azure_event_type = azure_event_type
+        self.asg_failures, self.asg_hang_seconds = asg_failures, asg_hang_seconds
+        self.asg_calls: list[dict] = []  # every Auto Scaling call, its form fields parsed
+        self.lifecycle_state: str | None = None
         self.token_generation = 0
         self.token_used = 0
         self.maintenance_event = "NONE"
@@ -74,6 +83,14 @@ class MetadataServer:
         self.rebalance_at = time.monotonic()
         return self.rebalance_at
 
+    def terminate(self) -> float:
+        self.lifecycle_state = "Terminated"
+        return time.monotonic()
+
+    def completions(self) -> list[dict]:
+        with self.lock:
+            return [c for c in self.asg_calls if c.get("Action") == "CompleteLifecycleAction"]
+
     def _reply(self, handler, status: int, body: str = "", content_type: str = "text/plain"):
         data = body.encode()
         try:
@@ -100,7 +117,27 @@ class MetadataServer:
             return self._reply(handler, 404 if self.cloud != "azure" else 500, "not here")
         getattr(self, f"_{self.cloud}")(handler, method, handler.path)
 
+    def _autoscaling(self, handler):
+        length = int(handler.headers.get("Content-Length") or 0)
+        call = {k: v[0] for k, v in urllib.parse.parse_qs(handler.rfile.read(length).decode()).items()}
+        action = call.get("Action")
+        with self.lock:
+            self.asg_calls.append(call)
+            failing = action == "CompleteLifecycleAction" and self.asg_failures > 0
+            self.asg_failures -= failing
+        time.sleep(self.asg_hang_seconds)
+        if failing or "authorization" not in {k.lower() for k in handler.headers}:
+            return self._reply(handler, 500, "<ErrorResponse><Error><Code>InternalFailure</Code></Error></ErrorResponse>")
+        if action == "DescribeAutoScalingInstances":
+            return self._reply(handler, 200, "<DescribeAutoScalingInstancesResponse><DescribeAutoScalingInstancesResult>"
+                               f"<AutoScalingInstances><member><AutoScalingGroupName>{AWS_GROUP}</AutoScalingGroupName>"
+                               "</member></AutoScalingInstances></DescribeAutoScalingInstancesResult>"
+                               "</DescribeAutoScalingInstancesResponse>", "text/xml")
+        return self._reply(handler, 200, f"<{action}Response/>", "text/xml")
+
     def _aws(self, handler, method, path):
+        if method == "POST" and path == "/":
+            return self._autoscaling(handler)
         if method == "PUT" and path == "/latest/api/token":
             if not handler.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
                 return self._reply(handler, 400)
@@ -111,7 +148,13 @@ class MetadataServer:
         with self.lock:
             self.token_used += 1
             expired = bool(self.aws_token_uses) and self.token_used > self.aws_token_uses
-        if handler.headers.get("X-aws-ec2-metadata-token") != f"{AWS_TOKEN}{self.token_generation}" or expired:
+            # Without simulated expiry every token issued stays valid, as on EC2 (the watcher and gpufleet-aws each
+            # hold one); with it, only the newest does.
+            given = handler.headers.get("X-aws-ec2-metadata-token") or ""
+            valid = given == f"{AWS_TOKEN}{self.token_generation}" or (
+                not self.aws_token_uses and given.startswith(AWS_TOKEN)
+                and given[len(AWS_TOKEN):].isdigit() and 0 < int(given[len(AWS_TOKEN):]) <= self.token_generation)
+        if not valid or expired:
             return self._reply(handler, 401)
         if path == "/latest/meta-data/spot/instance-action" and self.instance_action is not None:
             return self._reply(handler, 200, self.instance_action)
@@ -120,8 +163,12 @@ class MetadataServer:
                                "application/json")
         if path == "/latest/meta-data/events/recommendations/rebalance" and self.rebalance_at is not None:
             return self._reply(handler, 200, json.dumps({"noticeTime": "2026-12-02T11:00:00Z"}), "application/json")
+        if path == "/latest/meta-data/autoscaling/target-lifecycle-state":
+            return self._reply(handler, 200, self.lifecycle_state or "InService")
         answers = {"/latest/meta-data/instance-id": "i-0123456789abcdef0",
-                   "/latest/meta-data/placement/region": "us-east-2"}
+                   "/latest/meta-data/placement/region": "us-east-2",
+                   "/latest/meta-data/iam/security-credentials/": "gpufleet-node-role",
+                   "/latest/meta-data/iam/security-credentials/gpufleet-node-role": json.dumps(AWS_CREDENTIALS)}
         if path in answers:
             return self._reply(handler, 200, answers[path])
         return self._reply(handler, 404)

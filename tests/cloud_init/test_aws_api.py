@@ -58,7 +58,7 @@ class FakeAws:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"])).decode()
                 fake.calls.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self._send(status, "<Response/>")
+                self._send(status, "<CompleteLifecycleActionResponse/>")
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
@@ -104,6 +104,7 @@ def test_complete_lifecycle_action_is_signed_as_botocore_signs_it(run_aws):
                          "AutoScalingGroupName=train-nodes", "LifecycleActionResult=CONTINUE",
                          "InstanceId={instance-id}")
     assert done.returncode == 0, done.stderr
+    assert done.stdout == "<CompleteLifecycleActionResponse/>"
     [(headers, body)] = fake.calls
     assert urllib.parse.parse_qs(body) == {
         "Action": ["CompleteLifecycleAction"], "Version": ["2011-01-01"], "LifecycleHookName": ["gpufleet-drain"],

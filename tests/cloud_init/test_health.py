@@ -234,3 +234,35 @@ def _run_in(health_script, base, env, sysfs=None, keep_state=False):
     report = json.loads((state / "health.json").read_text()) if (state / "health.json").is_file() else {}
     reported = (fake / "reported").read_text() if (fake / "reported").exists() else ""
     return done, report, reported, state
+
+
+def test_a_node_without_the_optional_checks_ships_and_runs_the_script_without_them(tmp_path):
+    """A node gets only the `# only:` sections its spec turned on (AWS user data holds 16 KB): without them the
+    script still runs the base checks, healthy on a healthy node, and has no code of the checks it was not given."""
+    from gpufleet.cloud_init.parts import FILES_DIR, for_node, shipped
+    relative = "usr/local/sbin/gpufleet-health"
+    script = tmp_path / "node" / relative
+    script.parent.mkdir(parents=True)
+    script.write_text(shipped(for_node((FILES_DIR / relative).read_text(), {"aws"}), relative))
+    for absent in ("def dcgm_diag", "def nccl_allreduce", "def shared_mount", "NCCL_BUSBW"):
+        assert absent not in script.read_text(), absent
+    done, report, reported, _ = run_health(script, tmp_path, P5, H100_OUTPUTS)
+    assert done.returncode == 0 and report["healthy"] is True, done.stdout + done.stderr
+    assert {c["check"] for c in report["checks"]} >= {"gpu_count", "driver_loaded", "fabric_manager", "rdma_devices"}
+
+
+@pytest.mark.parametrize("dcgm, nccl, storage", [(True, False, False), (False, True, True), (True, True, True)])
+def test_a_node_gets_each_optional_check_its_spec_turned_on(dcgm, nccl, storage):
+    from dataclasses import replace
+
+    from gpufleet.boot import boot_config
+    from gpufleet.cloud_init.parts import FILES_DIR, for_node, node_sections
+
+    from .conftest import aws_selection
+    config = replace(boot_config(aws_selection(), "c"), health_dcgm_diag=dcgm, health_nccl_allreduce=nccl,
+                     shared_storage=object() if storage else None)
+    health = for_node((FILES_DIR / "usr/local/sbin/gpufleet-health").read_text(), node_sections(config))
+    compile(health, "gpufleet-health", "exec")
+    assert ("def dcgm_diag" in health, "def nccl_allreduce" in health, "def shared_mount" in health) == (
+        dcgm, nccl, storage)
+    assert "self.guarded(self.dcgm_diag)" in health if dcgm else "self.dcgm_diag" not in health

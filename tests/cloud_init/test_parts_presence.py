@@ -23,9 +23,10 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), and Azure inference
-    nodes (their scale-in drains through the Terminate notice)."""
-    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp" or (
+    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), AWS Capacity Block
+    nodes (they all leave through the group's termination hook at the block's end) and Azure inference nodes (their
+    scale-in drains through the Terminate notice)."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp" or s.spec.market.capacity_block or (
         s.spec.cloud == "azure" and s.spec.workload == "inference")
 
 
@@ -71,7 +72,7 @@ PARTS = [
     ("signed Auto Scaling calls without the AWS CLI", ["/usr/local/sbin/gpufleet-aws"],
      lambda s: s.spec.cloud == "aws" and s.spec.image.kind != "driver-ready"),
     ("spot watcher and drain hook", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
-                                     "/etc/gpufleet/drain-hook"], _spot),
+                                     "/etc/gpufleet/drain-hook", UNITS + "gpufleet-shutdown-drain.service"], _spot),
     ("acceptance check and reporting", ["/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-report-health",
                                         UNITS + "gpufleet-health.service"], _always),
 ]
@@ -79,7 +80,7 @@ ENABLED_UNITS = [("gpufleet-boot.service", _always), ("gpufleet-health.service",
                  ("gpufleet-node.target", _always), ("gpufleet-mps.service", lambda s: s.spec.node.mps.enabled),
                  ("gpufleet-dcgm-exporter.service", lambda s: s.spec.node.exporters.dcgm),
                  ("gpufleet-node-exporter.service", lambda s: s.spec.node.exporters.node),
-                 ("gpufleet-watcher.service", _spot),
+                 ("gpufleet-watcher.service", _spot), ("gpufleet-shutdown-drain.service", _spot),
                  ("gpufleet-job-metrics.timer",
                   lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled and s.spec.inference is None),
                  ("gpufleet-job-metrics.service", lambda s: False)]  # started by its timer, never enabled

@@ -24,10 +24,34 @@ def watcher_script(tmp_path_factory) -> Path:
     return node_script(tmp_path_factory.mktemp("watcher"), "usr/local/sbin/gpufleet-watcher")
 
 
+@pytest.fixture(scope="module")
+def cloud_watchers(tmp_path_factory) -> dict:
+    """cloud -> the watcher exactly as that cloud's nodes get it: only its own cloud's event sources."""
+    from gpufleet.cloud_init.parts import FILES_DIR, for_cloud, shipped
+    relative = "usr/local/sbin/gpufleet-watcher"
+    scripts = {}
+    for cloud in ("aws", "gcp", "azure"):
+        script = tmp_path_factory.mktemp(f"watcher-{cloud}") / "gpufleet-watcher"
+        script.write_text(shipped(for_cloud((FILES_DIR / relative).read_text(), cloud), relative))
+        script.chmod(0o755)
+        scripts[cloud] = script
+    return scripts
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
+def test_each_cloud_ships_only_its_own_event_sources(cloud_watchers, cloud):
+    import re
+    text = cloud_watchers[cloud].read_text()
+    compile(text, str(cloud_watchers[cloud]), "exec")
+    assert re.findall(r'^SOURCES\["(\w+)"\]', text, re.M) == [cloud]
+    others = {"aws": "class Aws", "gcp": "class Gcp", "azure": "class Azure"}
+    assert [c for c, marker in others.items() if marker in text] == [cloud]
+
+
 class Watcher:
     """The daemon under test, with a drain hook that records each run."""
 
-    def __init__(self, script: Path, tmp_path: Path, cloud: str, url: str, **env):
+    def __init__(self, script: Path, tmp_path: Path, cloud: str, url: str, path_prefix: str = "", **env):
         self.record = tmp_path / "hook-runs"
         hook = tmp_path / "drain-hook"
         hook.write_text(f'#!/bin/sh\necho "$GPUFLEET_NOTICE_KIND" >>"{self.record}"\n')
@@ -37,10 +61,13 @@ class Watcher:
             "GPUFLEET_RUN_DIR": str(tmp_path / "run"), "GPUFLEET_WATCH_INTERVAL_SECONDS": INTERVAL, **env})
         self.script = script
         self.log = tmp_path / "watcher.log"
+        self.path_prefix = path_prefix  # a folder of fake commands (the AWS CLI), searched first
 
     def __enter__(self):
         environment = {k: v for k, v in os.environ.items() if not k.startswith("GPUFLEET_")}
         environment["GPUFLEET_ENV_FILE"] = str(self.env_file)
+        if self.path_prefix:
+            environment["PATH"] = f"{self.path_prefix}:{environment.get('PATH', '')}"
         self.process = subprocess.Popen([sys.executable, str(self.script)], env=environment,
                                         stdout=self.log.open("w"), stderr=subprocess.STDOUT)
         return self
@@ -80,8 +107,8 @@ def answered(server: MetadataServer, count: int = 8) -> None:
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
-def test_notice_runs_the_drain_hook_exactly_once(watcher_script, tmp_path, cloud):
-    with MetadataServer(cloud) as server, Watcher(watcher_script, tmp_path, cloud, server.url) as watcher:
+def test_notice_runs_the_drain_hook_exactly_once(cloud_watchers, tmp_path, cloud):
+    with MetadataServer(cloud) as server, Watcher(cloud_watchers[cloud], tmp_path, cloud, server.url) as watcher:
         answered(server, 3)
         assert watcher.runs() == []
         server.notice()

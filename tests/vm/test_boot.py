@@ -136,3 +136,12 @@ def test_job_view_node_side_inside_the_vm(booted, stack, cloud):
         for name in ("gpufleet_job_cpu_seconds_total", "gpufleet_job_memory_bytes", "gpufleet_job_tasks"):
             assert f'{name}{{hpc_job="vm-job"}} ' in report["job_metrics"], (number, name, report["job_metrics"])
         assert report["job_map_after"].split() == [], (number, report["job_map_after"])
+
+
+@pytest.mark.parametrize("stack, cloud", STACKS)
+def test_first_poweroff_drained_through_the_shutdown_unit(booted, stack, cloud):
+    """The first boot ended in a poweroff, not a reboot, and no notice came: gpufleet-shutdown-drain.service ran the
+    drain hook on the way down (read from the first boot's journal on the second)."""
+    drain_log = booted[stack].reports[1]["last_shutdown_drain"]
+    assert "shutdown notice" in drain_log and "running drain hook" in drain_log, drain_log
+    assert "drain hook exited" in drain_log and "timed out" not in drain_log, drain_log
