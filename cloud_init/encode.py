@@ -28,7 +28,7 @@ LIMITS = {
 }
 
 
-ZOPFLI_ITERATIONS = 15
+ZOPFLI_ITERATIONS = 5  # 15 saves 1-2 bytes of 16 KB at twice the time
 
 
 @lru_cache(maxsize=64)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import tokenize
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from .config import BootConfig
@@ -208,7 +209,13 @@ def node_sections(config: BootConfig) -> frozenset[str]:
 
 
 def _part(relative: str, config: BootConfig) -> Part:
-    content = for_node((FILES_DIR / relative).read_text(), node_sections(config))
+    return _shipped_part(relative, node_sections(config))
+
+
+@lru_cache(maxsize=512)
+def _shipped_part(relative: str, sections: frozenset[str]) -> Part:
+    """One shipped file, built once per process for each set of sections (the files are part of the package)."""
+    content = for_node((FILES_DIR / relative).read_text(), sections)
     # The mode follows the content, not the checkout's file mode, so every checkout renders the same bytes.
     mode = "0755" if content.startswith("#!") else "0644"
     return Part(path="/" + relative, permissions=mode, content=shipped(content, relative))

@@ -38,7 +38,7 @@ class NodeNetwork:
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
     """(private, public): the private subnet takes the first quarter of the VPC, the NAT subnet the last /28."""
     private = next(vpc_cidr.subnets(new_prefix=min(vpc_cidr.prefixlen + 2, 26)))
-    public = list(vpc_cidr.subnets(new_prefix=28))[-1]
+    public = IPv4Network((int(vpc_cidr.broadcast_address) - 15, 28))
     return private, public
 
 

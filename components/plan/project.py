@@ -9,6 +9,7 @@ so a wheel installed anywhere plans the user's own project, and never writes int
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -40,7 +41,7 @@ def find_project(start: Path | None = None) -> PulumiProject:
 
 def read_project(project_file: Path) -> PulumiProject:
     root = project_file.parent
-    document = yaml.safe_load(project_file.read_text()) or {}
+    document = _parsed(project_file.read_text())
     if not isinstance(document, dict) or not isinstance(document.get("name"), str):
         raise SpecError([Problem("name", document.get("name") if isinstance(document, dict) else document,
                                  f"expected the project's name in {project_file}")], root="gpufleet plan")
@@ -48,3 +49,9 @@ def read_project(project_file: Path) -> PulumiProject:
     program = main / "__main__.py" if main.is_dir() else main
     return PulumiProject(root=root, name=document["name"], stacks_dir=root / str(document.get("stackConfigDir") or "."),
                          program=program)
+
+
+@lru_cache(maxsize=16)
+def _parsed(text: str) -> object:
+    """Pulumi.yaml's document, parsed once per text: every plan reads the project (read-only here)."""
+    return yaml.safe_load(text) or {}

@@ -8,6 +8,8 @@ line's text.
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -37,7 +39,13 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def load_yaml(text: str, source: str) -> Any:
-    """The YAML document in `text`; `source` names it in messages (a file path, or `--set nodes`)."""
+    """The YAML document in `text`; `source` names it in messages (a file path, or `--set nodes`). A copy of the
+    document parsed once per text (callers may change theirs; plans read the same stack files again and again)."""
+    return copy.deepcopy(_parsed(text, source))
+
+
+@lru_cache(maxsize=64)
+def _parsed(text: str, source: str) -> Any:
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.MarkedYAMLError as err:
