@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gpufleet import cloud_init
-from gpufleet.boot import user_data_for
+from gpufleet.boot import boot_config, user_data_for
 from tests.validators import require_tool
 
 from .conftest import CASES, env_values, written_files
@@ -265,3 +265,15 @@ def test_reboot_is_handled_by_a_per_boot_systemd_oneshot_not_runcmd(rendered):
     assert 'touch "$GPUFLEET_STATE_DIR/installed"' in installer and "systemctl enable $GPUFLEET_UNITS" in installer
     assert "reboot" not in " ".join(" ".join(c) for c in yaml.safe_load(rendered["aws-p5-stock-everything"][1])[
         "runcmd"])
+
+
+def test_entry_by_entry_yaml_is_the_whole_documents_yaml(rendered):
+    """render_cloud_config emits each write_files entry once and joins them; that must be byte-identical to emitting
+    the whole document at once (a changed byte would replace every node)."""
+    from gpufleet.cloud_init import render
+    for name, (selection, _text) in rendered.items():
+        config = boot_config(selection, "gpufleet-test")
+        title = render.render_cloud_config(config).split("\n")[1]
+        whole = yaml.dump(render.cloud_config(config), Dumper=render._Dumper, sort_keys=False, width=120,
+                          allow_unicode=False)
+        assert render.render_cloud_config(config) == f"#cloud-config\n{title}\n{whole}", name
