@@ -85,10 +85,12 @@ def excluded_flags(cloud: str, entries: Iterable) -> list[Flag]:
 
 def apply_flags(prices: Iterable[Price], flags: Iterable[Flag]) -> list[Price]:
     """Prices with flagged markets removed; rows flagged as a whole are dropped."""
-    flags = list(flags)
+    by_instance: dict[tuple[str, str], list[Flag]] = {}
+    for flag in flags:
+        by_instance.setdefault((flag.cloud, flag.instance_type), []).append(flag)
     clean = []
     for price in prices:
-        scopes = {f.scope for f in flags if f.covers(price)}
+        scopes = {f.scope for f in by_instance.get((price.cloud, price.instance_type), ()) if f.covers(price)}
         if "row" in scopes:
             continue
         clean.append(replace(price, **{market: None for market in MARKETS if market in scopes}))
