@@ -88,10 +88,6 @@ class Watcher:
         return self.log.read_text()
 
 
-def settle(polls: int = 8) -> None:
-    time.sleep(polls * float(INTERVAL))
-
-
 def wait_until(predicate, timeout: float = 15.0) -> bool:
     """Waits for a condition instead of a fixed time, so a loaded machine (a slow daemon start) cannot fail a test."""
     deadline = time.monotonic() + timeout
@@ -145,15 +141,34 @@ def test_azure_vm_name_is_asked_again_after_a_failed_answer(watcher_script, tmp_
 
 
 def test_unreachable_metadata_does_not_stop_the_daemon(watcher_script, tmp_path):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    with Watcher(watcher_script, tmp_path, "aws", closed) as watcher:
-        assert wait_until(lambda: "metadata poll failed" in watcher.output())
-        settle(10)
-        assert watcher.process.poll() is None
-        assert watcher.runs() == []
-        assert watcher.output().count("metadata poll failed") == 1  # logged once, not every poll
+    """A metadata service that hangs up on every connection: the daemon keeps polling (counted by the connections it
+    makes, not a fixed wait) and logs the outage once."""
+    import threading
+    hangups = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+
+    def hang_up_on_everyone():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            connection.close()
+            hangups.append(time.monotonic())
+
+    threading.Thread(target=hang_up_on_everyone, daemon=True).start()
+    try:
+        with Watcher(watcher_script, tmp_path, "aws", f"http://127.0.0.1:{listener.getsockname()[1]}") as watcher:
+            assert wait_until(lambda: "metadata poll failed" in watcher.output())
+            polls_then = len(hangups)
+            assert wait_until(lambda: len(hangups) >= polls_then + 10), "the watcher stopped polling"
+            assert watcher.process.poll() is None
+            assert watcher.runs() == []
+            assert watcher.output().count("metadata poll failed") == 1  # logged once, not every poll
+    finally:
+        listener.close()
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
