@@ -10,7 +10,9 @@ from functools import cache
 from pathlib import Path
 
 import pulumi
+import pulumi.runtime.resource as _pulumi_resource
 import pytest
+from pulumi.runtime.proto import source_pb2 as _source_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # Tests read the shipped catalog, never a refreshed one in the developer's own data folder.
@@ -19,6 +21,11 @@ os.environ.pop("GPUFLEET_DATA_DIR", None)
 
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
 from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
+
+
+# The SDK records the Python call stack of every resource it registers (source positions for the engine), about a
+# sixth of a mocked plan's time under pytest's deep stacks. No test reads them, so tests send an empty trace.
+_pulumi_resource._get_stack_trace = _source_pb2.StackTrace
 
 
 def plan_spec(spec: dict, stack: str = "test", extra_config: dict | None = None) -> PlanResult:
