@@ -205,10 +205,13 @@ def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:
 
 
 @lru_cache(maxsize=32)
-def dashboards(pricing: NodePricing, gpus_per_node: int) -> dict[str, str]:
-    """File name -> dashboard JSON, byte-stable for the same inputs."""
+def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True) -> dict[str, str]:
+    """File name -> dashboard JSON, byte-stable for the same inputs. `job_view`: the jobs dashboard, for nodes that
+    run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton)."""
     boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node),
-              "gpufleet-node-jobs.json": node_jobs(pricing), "gpufleet-jobs.json": jobs(pricing, gpus_per_node)}
+              "gpufleet-node-jobs.json": node_jobs(pricing)}
+    if job_view:
+        boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node)
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}
 
 

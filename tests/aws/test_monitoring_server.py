@@ -91,3 +91,11 @@ def test_dev_cluster_has_no_server_but_exports_dashboards_and_rules():
 def test_a_named_secret_that_is_not_set_is_refused_before_anything_is_declared():
     message = refusal({**TRAIN, "monitoring": {"alerts": {"pagerduty_key_secret": "pdKey"}}})
     assert "monitoring.alerts.pagerduty_key_secret" in message and "pulumi config set --secret pdKey" in message
+
+
+def test_an_inference_fleet_gets_no_jobs_dashboard():
+    """Inference nodes run no `gpufleet-run` jobs and no job collector (Triton owns their GPUs): a jobs dashboard
+    there would only ever be empty."""
+    from tests.inference.helpers import spec_for
+    result = cached_plan(spec_for("aws"))
+    assert set(result.outputs["grafana_dashboards"]) == {"gpufleet-overview.json", "gpufleet-node-jobs.json"}
