@@ -20,6 +20,7 @@ from .runner import PlanResult
 HIDDEN_KEYS = {"tags", "userData", "customData", "tagSpecifications", "labels", "description", "policy",
                "assumeRolePolicy", "metadata", "userDataBase64"}
 KIND_KEYS = ("interfaceType", "nicType")
+MAX_OUTPUT_TEXT = 400  # longer outputs are summarized by size in the table
 MAX_TEXT = 60
 
 
@@ -104,7 +105,23 @@ def _outputs_table(outputs: dict[str, Any]) -> Table:
     for key in sorted(outputs):
         if key in ("warnings", "cost"):
             continue
-        value = outputs[key]
-        text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
-        table.add_row(key, escape(text))
+        table.add_row(key, escape(_output_text(outputs[key])))
     return table
+
+
+def _output_text(value: Any) -> str:
+    """An output as the table shows it: whole when short; a long text (a dashboard, the alert rules) by its size,
+    since `--json` carries every value in full."""
+    text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+    if len(text) <= MAX_OUTPUT_TEXT:
+        return text
+    if isinstance(value, dict):
+        return "; ".join(f"{name}: {_size(item)}" for name, item in sorted(value.items())) + " (--json shows them)"
+    if isinstance(value, list):
+        return f"{len(value)} items (--json shows them)"
+    return f"{_size(value)} (--json shows it)"
+
+
+def _size(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return f"{text.count(chr(10)) + 1:,} lines, {len(text.encode()):,} bytes"

@@ -85,3 +85,15 @@ def test_every_shipped_stack_plans(stack, capsys):
     assert [row["market"] for row in cost] == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
     assert sum(row["chosen"] for row in cost) == 1
     assert f"catalog prices for {document['outputs']['cloud']} from" in err and "days old" in err
+
+
+def test_long_outputs_are_shown_by_size_and_json_keeps_them_whole(capsys):
+    """A PR preview stays readable: dashboards and alert rules are named with their size in the table, not printed."""
+    code, out, _ = run(capsys, "plan", "aws-train")
+    assert code == 0
+    assert "gpufleet-overview.json:" in out and "bytes" in out and "--json shows" in out
+    assert '"panels"' not in out and "GpuFatalXid" not in out
+    code, out, _ = run(capsys, "plan", "aws-train", "--json")
+    outputs = json.loads(out)["outputs"]
+    assert '"panels"' in outputs["grafana_dashboards"]["gpufleet-overview.json"]
+    assert "GpuFatalXid" in outputs["prometheus_alert_rules"]
