@@ -90,13 +90,31 @@ def run_plan(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in sorted(node_user_data(result.resources).items()):
             (args.out / f"{name}.user-data.yaml").write_text(text)
-    notes = catalog_age_notes(cloud=result.outputs.get("cloud"))
+    notes = catalog_age_notes(cloud=result.outputs.get("cloud")) + user_data_notes(result)
     if args.json:
         print(plan_json(result))
         print("\n".join(notes), file=sys.stderr)  # the document's shape is fixed; the catalog's age goes beside it
     else:
         print_plan(result, console, notes=notes)
     return 0
+
+
+def user_data_notes(result) -> list[str]:
+    """How much of the cloud's user-data limit each machine's cloud-config takes: the room left for `node.nccl.env`,
+    a drain command or optional parts (AWS holds 16 KB)."""
+    from gpufleet.cloud_init import LIMITS, measured_size
+
+    from .userdata import node_user_data
+
+    cloud = result.outputs.get("cloud")
+    if cloud not in LIMITS:
+        return []
+    limit, unit = LIMITS[cloud]
+    notes = []
+    for name, text in sorted(node_user_data(result.resources).items()):
+        size = measured_size(text, cloud)
+        notes.append(f"user data of {name}: {size:,} of {limit:,} {unit} ({size * 100 // limit}%)")
+    return notes
 
 
 def _check_cluster_value(cluster: object) -> None:

@@ -97,3 +97,20 @@ def test_long_outputs_are_shown_by_size_and_json_keeps_them_whole(capsys):
     outputs = json.loads(out)["outputs"]
     assert '"panels"' in outputs["grafana_dashboards"]["gpufleet-overview.json"]
     assert "GpuFatalXid" in outputs["prometheus_alert_rules"]
+
+
+@pytest.mark.parametrize("stack, limit", [("aws-train", "16,384 gzip-compressed bytes"),
+                                          ("azure-train", "65,535 gzip-compressed bytes"),
+                                          ("gcp-train", "262,144 raw bytes")])
+def test_the_plan_shows_how_much_of_the_user_data_limit_each_node_group_takes(capsys, stack, limit):
+    from gpufleet.cloud_init import measured_size
+    from gpufleet.plan.userdata import node_user_data
+    code, out, _ = run(capsys, "plan", stack, "--json")
+    document = json.loads(out)
+    texts = node_user_data([type("R", (), r) for r in document["resources"]])
+    assert texts, "no node group with user data"
+    code, out, _ = run(capsys, "plan", stack)
+    assert code == 0
+    cloud = document["outputs"]["cloud"]
+    for name, text in texts.items():
+        assert f"user data of {name}: {measured_size(text, cloud):,} of {limit}" in out, (name, out[-800:])
