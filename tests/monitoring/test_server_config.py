@@ -228,3 +228,15 @@ def test_setup_unit_passes_systemd_analyze(tmp_path):
                     .replace(paths.SETUP_SCRIPT, str(script)))
     result = subprocess.run([tool, "verify", "--man=no", str(unit)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUD_JOBS))
+def test_entry_by_entry_yaml_is_the_whole_documents_yaml(cloud):
+    """The server's cloud-config is emitted a write_files entry at a time (each cached); a changed byte would
+    replace the monitoring server, so it must equal dumping the whole document."""
+    from gpufleet.monitoring.server.cloud_config import emit_cloud_config, server_document
+    monitoring = Monitoring.model_validate({"retention_days": 45, "alerts": {}})
+    document = server_document(monitoring, CLOUD_JOBS[cloud], dashboards(NodePricing(98.32, 120.5, 2), 8),
+                               ServerSettings(cloud, "/dev/disk/by-id/data", {"slack-webhook": "ref"}, {"A": "b"}))
+    whole = "#cloud-config\n" + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=120)
+    assert emit_cloud_config(document) == whole

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.resources import files
 
 import yaml
@@ -61,6 +62,33 @@ def server_user_data(monitoring: Monitoring, jobs: list[dict], dashboards: dict[
 
 
 def _render(monitoring: Monitoring, jobs: list[dict], dashboards: dict[str, str], settings: ServerSettings) -> str:
+    return emit_cloud_config(server_document(monitoring, jobs, dashboards, settings))
+
+
+def emit_cloud_config(document: dict) -> str:
+    """`#cloud-config` YAML of `document`, its write_files entries emitted once per process each (the dashboards are
+    most of the text and the same for most servers). A block sequence's entries are emitted independently, so this is
+    byte-identical to dumping the whole document (tests/monitoring/test_server_config.py)."""
+    keys = list(document)
+    split = keys.index("write_files")
+    head = {key: document[key] for key in keys[:split]}
+    tail = {key: document[key] for key in keys[split + 1:]}
+    files = "".join(_yaml_text(json.dumps([entry])) for entry in document["write_files"])
+    return "#cloud-config\n" + _yaml_of(head) + "write_files:\n" + files + _yaml_of(tail)
+
+
+def _yaml_of(data: dict) -> str:
+    return _yaml_text(json.dumps(data)) if data else ""
+
+
+@lru_cache(maxsize=256)
+def _yaml_text(document: str) -> str:
+    return yaml.safe_dump(json.loads(document), sort_keys=False, default_flow_style=False, width=120)
+
+
+def server_document(monitoring: Monitoring, jobs: list[dict], dashboards: dict[str, str],
+                    settings: ServerSettings) -> dict:
+    """The server's cloud-config as data."""
     env = {"CLOUD": settings.cloud, "DATA_DEVICE": settings.data_device, **settings.extra_env,
            **{SECRET_ENV[role]: ref for role, ref in sorted(settings.secret_refs.items())}}
     write = [
@@ -85,7 +113,7 @@ def _render(monitoring: Monitoring, jobs: list[dict], dashboards: dict[str, str]
         "runcmd": [["systemctl", "daemon-reload"],
                    ["systemctl", "enable", "--now", "gpufleet-monitoring-setup.service"]],
     }
-    return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=False, default_flow_style=False, width=120)
+    return config
 
 
 SETUP_UNIT = f"""[Unit]
