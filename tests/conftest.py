@@ -27,6 +27,12 @@ from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
 _pulumi_resource._get_stack_trace = _source_pb2.StackTrace
 
 
+def pytest_collection_modifyitems(config, items):
+    """Long tests (`runs_first`) go to the front: xdist hands out tests in collection order, and the wheel build,
+    collected last, otherwise ran alone at the end while the other workers idled."""
+    items.sort(key=lambda item: item.get_closest_marker("runs_first") is None)
+
+
 def plan_spec(spec: dict, stack: str = "test", extra_config: dict | None = None) -> PlanResult:
     """Runs `__main__.py` for `spec` under a fresh mock runtime (preview=False) and returns what it declared."""
     return run_program(stack, {"gpufleet:cluster": spec, **(extra_config or {})})

@@ -15,6 +15,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "fixtures" / "wheel" / "run_under_mocks.py"
 EXAMPLE = ROOT / "examples" / "python-existing-subnet"
@@ -56,6 +58,7 @@ def source_files() -> set[str]:
     return {n for n in names if "__pycache__" not in n and Path(n).name not in NOT_SHIPPED}
 
 
+@pytest.mark.runs_first
 def test_the_wheel_plans_a_users_project_and_runs_the_example_outside_the_checkout(tmp_path):
     python, package = build_and_install(tmp_path)
     assert source_files() - shipped_files(package) == set()

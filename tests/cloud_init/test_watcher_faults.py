@@ -27,6 +27,7 @@ def hook_that_waits(tmp_path, release_file, child_pid_file=None):
     return hook
 
 
+@pytest.mark.runs_first
 @pytest.mark.parametrize("cloud, trickled", [
     ("aws", "/latest/meta-data/events/recommendations/rebalance"),
     ("gcp", "/computeMetadata/v1/instance/maintenance-event")])

@@ -13,6 +13,7 @@ from gpufleet.plan.sources import BadSource, _run_worker, load_sides, parse_git_
 from .plan_docs import plan_doc
 
 PROJECT_DIR = find_project().root
+pytestmark = pytest.mark.runs_first  # child interpreters and git trees: seconds each
 
 
 def test_a_git_side_plans_the_refs_stack_file():
