@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from functools import cache
@@ -17,6 +19,7 @@ from pulumi.runtime.proto import source_pb2 as _source_pb2
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # Tests read the shipped catalog, never a refreshed one in the developer's own data folder.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpufleet-test-xdg-")
+atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], True)  # one per test process; gone when it exits
 os.environ.pop("GPUFLEET_DATA_DIR", None)
 
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
