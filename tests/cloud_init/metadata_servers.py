@@ -14,7 +14,8 @@ import json
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.fake_http import LoopbackServer, QuietHandler
 
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
@@ -50,10 +51,7 @@ class MetadataServer:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self):
                 server._handle(self, "GET")
 
@@ -63,17 +61,15 @@ class MetadataServer:
             def do_POST(self):
                 server._handle(self, "POST")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.server = LoopbackServer(Handler)
+        self.url = self.server.url
 
     def __enter__(self):
-        self.thread.start()
+        self.server.start()
         return self
 
     def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
     def notice(self) -> float:
         self.notice_at = time.monotonic()

@@ -7,15 +7,15 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+
+from tests.fake_http import LoopbackServer, QuietHandler
 
 from .conftest import node_script
 
@@ -31,17 +31,7 @@ class FakeAws:
         self.calls: list[tuple[dict, str]] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code: int, body: str):
-                data = body.encode()
-                self.send_response(code)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(QuietHandler):
             def do_PUT(self):
                 self._send(200, TOKEN if self.path == "/latest/api/token" else "")
 
@@ -60,13 +50,11 @@ class FakeAws:
                 fake.calls.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 self._send(status, "<CompleteLifecycleActionResponse/>")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self.server = LoopbackServer(Handler).start()
+        self.url = self.server.url
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import botocore.session
@@ -24,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gpufleet.cloud_init.parts import shipped
 from gpufleet.cloud_init.triton import INFERENCE_DIR
+from tests.fake_http import LoopbackServer, QuietHandler
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = (REPO / "tests/fixtures/inference/triton-metrics.txt").read_text()
@@ -50,17 +49,7 @@ class FakeCloud:
         self.reads = 0
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code: int, body: str):
-                data = body.encode()
-                self.send_response(code)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(QuietHandler):
             def do_PUT(self):
                 self._send(200, "imds-token")
 
@@ -89,14 +78,11 @@ class FakeCloud:
                 fake.posts.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                 self._send(200, DESCRIBE_ANSWER if self.path == "/autoscaling/" else "{}")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self.server = LoopbackServer(Handler).start()
+        self.port, self.url = self.server.port, self.server.url
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 @pytest.fixture
