@@ -5,7 +5,6 @@ reboot. Nothing here writes shell; everything the node runs is under `files/`.
 from __future__ import annotations
 
 import functools
-import json
 
 import yaml
 
@@ -23,6 +22,7 @@ from .env import (
     render_nccl_conf,
 )
 from .parts import Part, static_parts, units_to_enable
+from .yaml_entries import yaml_by_entry
 
 # The NCCL plugin's directory for the dynamic linker: /etc/nccl.conf names the plugin for every process (MPI ranks
 # over ssh, systemd services), while /etc/profile.d reaches login shells only.
@@ -85,18 +85,8 @@ def render_cloud_config(config: BootConfig) -> str:
     """
     title = (f"# gpufleet node: cluster {config.cluster_name}, {config.instance_type} ({config.gpus}x "
              f"{config.gpu_model}), fabric {config.fabric}, image {config.image_kind}")
-    document = cloud_config(config)
-    files = "".join(_yaml_of([entry]) for entry in document.pop("write_files"))
-    return f"#cloud-config\n{title}\nwrite_files:\n{files}{_yaml_of(document)}"
+    return f"#cloud-config\n{title}\n" + yaml_by_entry(cloud_config(config), _dump)
 
 
-def _yaml_of(data: object) -> str:
-    return _yaml_text(json.dumps(data))
-
-
-@functools.lru_cache(maxsize=1024)
-def _yaml_text(document: str) -> str:
-    """YAML of one JSON-encoded value, emitted once per value: the write_files entries are the same on most nodes,
-    and YAML emission of their scripts was most of a render. A block sequence's entries are emitted independently,
-    so the concatenation is byte-identical to emitting the whole document (tests/cloud_init/test_render.py)."""
-    return yaml.dump(json.loads(document), Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=False)
+def _dump(value: object) -> str:
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=False)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass, field
-from functools import lru_cache
 from importlib.resources import files
 
 import yaml
+
+from gpufleet.cloud_init.yaml_entries import yaml_by_entry
 
 from ...spec.monitoring import Monitoring
 from ..scrape import ALERT_RULES
@@ -43,47 +44,19 @@ def setup_script() -> str:
     return files(__package__).joinpath("files/gpufleet-monitoring-setup").read_text()
 
 
-_RENDERED: dict[str, str] = {}
-_RENDERED_MAX = 32
-
-
 def server_user_data(monitoring: Monitoring, jobs: list[dict], dashboards: dict[str, str],
                      settings: ServerSettings) -> str:
-    """The `#cloud-config` text; byte-identical for the same inputs, and rendered once for them (the dashboards
-    make it about 60 ms of YAML, and a preview resolves it for each monitoring server apply)."""
-    key = json.dumps([monitoring.model_dump(mode="json"), jobs, sorted(dashboards.items()), settings.cloud,
-                      settings.data_device, sorted(settings.secret_refs.items()), sorted(settings.extra_env.items())],
-                     sort_keys=True, default=str)
-    if key not in _RENDERED:
-        if len(_RENDERED) >= _RENDERED_MAX:
-            _RENDERED.clear()
-        _RENDERED[key] = _render(monitoring, jobs, dashboards, settings)
-    return _RENDERED[key]
-
-
-def _render(monitoring: Monitoring, jobs: list[dict], dashboards: dict[str, str], settings: ServerSettings) -> str:
+    """The `#cloud-config` text; byte-identical for the same inputs."""
     return emit_cloud_config(server_document(monitoring, jobs, dashboards, settings))
 
 
 def emit_cloud_config(document: dict) -> str:
-    """`#cloud-config` YAML of `document`, its write_files entries emitted once per process each (the dashboards are
-    most of the text and the same for most servers). A block sequence's entries are emitted independently, so this is
-    byte-identical to dumping the whole document (tests/monitoring/test_server_config.py)."""
-    keys = list(document)
-    split = keys.index("write_files")
-    head = {key: document[key] for key in keys[:split]}
-    tail = {key: document[key] for key in keys[split + 1:]}
-    files = "".join(_yaml_text(json.dumps([entry])) for entry in document["write_files"])
-    return "#cloud-config\n" + _yaml_of(head) + "write_files:\n" + files + _yaml_of(tail)
+    """`#cloud-config` YAML of `document` (its write_files entries, mostly dashboards, emitted once per process)."""
+    return "#cloud-config\n" + yaml_by_entry(document, _dump)
 
 
-def _yaml_of(data: dict) -> str:
-    return _yaml_text(json.dumps(data)) if data else ""
-
-
-@lru_cache(maxsize=256)
-def _yaml_text(document: str) -> str:
-    return yaml.safe_dump(json.loads(document), sort_keys=False, default_flow_style=False, width=120)
+def _dump(value: object) -> str:
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=120)
 
 
 def server_document(monitoring: Monitoring, jobs: list[dict], dashboards: dict[str, str],
