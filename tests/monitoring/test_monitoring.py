@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gpufleet.monitoring.scrape import ALERT_RULES, aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
-from tests.conftest import plan_spec
+from tests.plan.plan_docs import plan_doc
 from tests.validators import require_tool
 
 PROMTOOL_HINT = "install it with `apt-get install -y prometheus` (Debian package, ships /usr/bin/promtool)"
@@ -51,11 +51,7 @@ def test_xid_rule_does_not_treat_the_last_xid_gauge_as_a_counter():
 
 @pytest.fixture(scope="module")
 def scrape_blocks() -> dict[str, str]:
-    from gpufleet.plan.stackfile import read_stack_config
-    return {stack: plan_spec(read_stack_config(stack)["gpufleet:cluster"], stack=stack,
-                             extra_config={k: v for k, v in read_stack_config(stack).items()
-                                           if k != "gpufleet:cluster"}).outputs["prometheus_scrape_config"]
-            for stack in TRAIN_STACKS}
+    return {stack: plan_doc(stack)["outputs"]["prometheus_scrape_config"] for stack in TRAIN_STACKS}
 
 
 @pytest.mark.parametrize("stack", TRAIN_STACKS)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stderr, redirect_stdout
+from functools import cache
 
 import pytest
 
@@ -16,8 +19,18 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
+@cache
+def planned(*argv: str) -> tuple[int, str, str]:
+    """`run` for invocations that only print: one plan per distinct command line in a test process (plans are
+    byte-identical between runs, which other tests check)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
 def test_json_plan_lists_the_aws_train_cluster(capsys):
-    code, out, _ = run(capsys, "plan", "aws-train", "--json")
+    code, out, _ = planned("plan", "aws-train", "--json")
     assert code == 0
     document = json.loads(out)
     assert set(document) == {"stack", "resources", "outputs"} and document["stack"] == "aws-train"
@@ -68,16 +81,16 @@ def test_out_writes_decoded_user_data(stack, holder, tmp_path, capsys):
     assert (tmp_path / files[0]).read_text().startswith("#cloud-config")
 
 
-def test_table_view_says_ids_are_placeholders(capsys):
-    code, out, _ = run(capsys, "plan", "aws-train")
+def test_table_view_says_ids_are_placeholders():
+    code, out, _ = planned("plan", "aws-train")
     assert code == 0
     assert "placeholders" in out and "gpufleet-nodes" in out and "estimated_usd_per_hour" in out
     assert "Cost (catalog prices, USD)" in out and "*spot" in out and "catalog prices for aws from" in out
 
 
 @pytest.mark.parametrize("stack", stack_names())
-def test_every_shipped_stack_plans(stack, capsys):
-    code, out, err = run(capsys, "plan", stack, "--json")
+def test_every_shipped_stack_plans(stack):
+    code, out, err = planned("plan", stack, "--json")
     assert code == 0, err
     document = json.loads(out)
     assert document["resources"]
@@ -87,13 +100,13 @@ def test_every_shipped_stack_plans(stack, capsys):
     assert f"catalog prices for {document['outputs']['cloud']} from" in err and "days old" in err
 
 
-def test_long_outputs_are_shown_by_size_and_json_keeps_them_whole(capsys):
+def test_long_outputs_are_shown_by_size_and_json_keeps_them_whole():
     """A PR preview stays readable: dashboards and alert rules are named with their size in the table, not printed."""
-    code, out, _ = run(capsys, "plan", "aws-train")
+    code, out, _ = planned("plan", "aws-train")
     assert code == 0
     assert "gpufleet-overview.json:" in out and "bytes" in out and "--json shows" in out
     assert '"panels"' not in out and "GpuFatalXid" not in out
-    code, out, _ = run(capsys, "plan", "aws-train", "--json")
+    code, out, _ = planned("plan", "aws-train", "--json")
     outputs = json.loads(out)["outputs"]
     assert '"panels"' in outputs["grafana_dashboards"]["gpufleet-overview.json"]
     assert "GpuFatalXid" in outputs["prometheus_alert_rules"]
@@ -102,14 +115,14 @@ def test_long_outputs_are_shown_by_size_and_json_keeps_them_whole(capsys):
 @pytest.mark.parametrize("stack, limit", [("aws-train", "16,384 gzip-compressed bytes"),
                                           ("azure-train", "65,535 gzip-compressed bytes"),
                                           ("gcp-train", "262,144 raw bytes")])
-def test_the_plan_shows_how_much_of_the_user_data_limit_each_node_group_takes(capsys, stack, limit):
+def test_the_plan_shows_how_much_of_the_user_data_limit_each_node_group_takes(stack, limit):
     from gpufleet.cloud_init import measured_size
     from gpufleet.plan.userdata import node_user_data
-    code, out, _ = run(capsys, "plan", stack, "--json")
+    code, out, _ = planned("plan", stack, "--json")
     document = json.loads(out)
     texts = node_user_data([type("R", (), r) for r in document["resources"]])
     assert texts, "no node group with user data"
-    code, out, _ = run(capsys, "plan", stack)
+    code, out, _ = planned("plan", stack)
     assert code == 0
     cloud = document["outputs"]["cloud"]
     for name, text in texts.items():
