@@ -27,6 +27,7 @@ from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
 
 # The SDK records the Python call stack of every resource it registers (source positions for the engine), about a
 # sixth of a mocked plan's time under pytest's deep stacks. No test reads them, so tests send an empty trace.
+assert hasattr(_pulumi_resource, "_get_stack_trace"), "the pulumi SDK renamed _get_stack_trace: update tests/conftest.py"
 _pulumi_resource._get_stack_trace = _source_pb2.StackTrace
 
 
