@@ -133,6 +133,9 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
     "aws:autoscaling/group:Group": _facts(
         "name namePrefix", f"{TF_AWS} internal/service/autoscaling/group.go",
         "launch template, size and subnets update in place; instances are only replaced by an instance refresh"),
+    "aws:autoscaling/lifecycleHook:LifecycleHook": _facts(
+        "name", f"{TF_AWS} internal/service/autoscaling/lifecycle_hook.go",
+        "create and update are the same PutLifecycleHook call; only the hook's name is ForceNew"),
     "aws:autoscaling/schedule:Schedule": _facts(
         "autoscalingGroupName scheduledActionName", f"{TF_AWS} internal/service/autoscaling/schedule.go",
         "times and sizes update in place"),
