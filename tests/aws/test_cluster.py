@@ -283,6 +283,14 @@ def test_the_node_role_may_finish_only_its_own_groups_drain_hook():
     assert condition == {"autoscaling:ResourceTag/gpufleet-cluster": group_tags["gpufleet-cluster"]}
 
 
+def test_an_on_demand_node_may_report_its_health_but_has_no_hook_to_finish():
+    policies = [json.loads(r.inputs["policy"]) for r in of_type(plan_of(DEV), "aws:iam/rolePolicy:RolePolicy")]
+    actions = {action for p in policies for s in p["Statement"] for action in
+               ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert "autoscaling:SetInstanceHealth" in actions
+    assert not actions & {"autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"}
+
+
 def test_capacity_wait_is_a_spec_field():
     group = one(plan_of({**DEV, "market": {"wait_for_capacity_timeout": "20m"}}), "aws:autoscaling/group:Group")
     assert group.inputs["waitForCapacityTimeout"] == "20m"
