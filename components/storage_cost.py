@@ -34,8 +34,11 @@ def storage_cost_lines(outputs: dict[str, Any]) -> list[str]:
                 "billed per GiB stored (elastic): no size to price")
         return [f"+ shared filesystem ({shared.get('service')}): {note}"]
     tier = f" at {row['tier']} MB/s/TiB" if row["tier"] else ""
-    lines = [f"+ shared filesystem: {row['service']}, {row['capacity_gib']:,} GiB{tier}: "
-             f"${row['usd_per_month']:,.2f}/month (${row['usd_per_hour']:,.4f}/hour)",
+    what = f"+ shared filesystem: {row['service']}, {row['capacity_gib']:,} GiB{tier}: "
+    if row["usd_per_month"] is None:
+        return [what + "no list price for this tier in the catalog: the cost is unknown",
+                f"  see {row['source']} for {row['region']}"]
+    lines = [what + f"${row['usd_per_month']:,.2f}/month (${row['usd_per_hour']:,.4f}/hour)",
              f"  list price in {row['region']} from {row['source']} ({row['date']}"
              f"{'' if row['verified'] else ', not re-verified: refresh before relying on it'})"]
     nodes = outputs.get("estimated_usd_per_month")

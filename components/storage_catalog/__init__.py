@@ -66,8 +66,10 @@ class StorageService:
         return Sizing(first=tuple(raw.get("first", ())), step=raw.get("step", 1), max=raw.get("max"),
                       elastic=bool(raw.get("elastic")))
 
-    def price_per_gib_month(self, tier: int | None) -> float:
-        return float(self.prices.get(tier, self.prices.get("default", 0.0)))
+    def price_per_gib_month(self, tier: int | None) -> float | None:
+        """The list price of `tier` (or the service's one price), None where the catalog has none."""
+        price = self.prices.get(tier, self.prices.get("default"))
+        return None if price is None else float(price)
 
 
 @functools.lru_cache(maxsize=1)
@@ -93,8 +95,9 @@ class StorageCost:
     service: str
     capacity_gib: int
     tier: int | None
-    usd_per_month: float
-    usd_per_hour: float
+    usd_per_month: float | None
+    """None when the catalog has no list price for the tier."""
+    usd_per_hour: float | None
     source: str
     date: str
     region: str
@@ -106,7 +109,9 @@ def shared_storage_cost(cloud: str, kind: str, capacity_gib: int | None, tier: i
     service = storage_service(cloud, kind)
     if capacity_gib is None:
         return None
-    monthly = round(capacity_gib * service.price_per_gib_month(tier), 2)
+    price = service.price_per_gib_month(tier)
+    monthly = None if price is None else round(capacity_gib * price, 2)
     return StorageCost(service=service.service, capacity_gib=capacity_gib, tier=tier, usd_per_month=monthly,
-                       usd_per_hour=round(monthly / HOURS_PER_MONTH, 4), source=service.price_source,
+                       usd_per_hour=None if monthly is None else round(monthly / HOURS_PER_MONTH, 4),
+                       source=service.price_source,
                        date=service.price_date, region=service.price_region, verified=service.verified)
