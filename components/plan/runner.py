@@ -65,7 +65,8 @@ def _without_aliases(args: pulumi.ResourceTransformationArgs) -> pulumi.Resource
     """Drops each resource's aliases before the SDK resolves them. Aliases only tell a real engine which old URNs a
     resource may have had; a plan has no state to match them against. azure-native resources carry dozens each (one
     per API version), and resolving them was about a third of an Azure plan's time. Plans record no aliases and
-    `gpufleet diff` matches resources by URN alone, so a resource renamed with an alias shows there as one removed and one added."""
+    `gpufleet diff` matches resources by URN alone, so a resource renamed with an alias shows there as one removed
+    and one added."""
     if not args.opts.aliases:
         return None
     opts = copy.copy(args.opts)

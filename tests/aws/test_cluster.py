@@ -257,19 +257,18 @@ def test_auto_fabric_without_efa_falls_back_to_tcp_with_a_warning():
 def test_nodes_with_a_watcher_leave_through_the_drain_hook_and_up_never_waits_on_scarce_capacity():
     """Spot, mixed and Capacity Block nodes run the watcher, which completes the hook once drained; on-demand nodes
     run none, and a hook there would only hold each leaving node for five minutes on the bill."""
-    with_watcher = (TRAIN, {**TRAIN, "market": {"type": "mixed", "on_demand_base": 1}}, {**TRAIN, "market": FUTURE_BLOCK})
+    with_watcher = (TRAIN, {**TRAIN, "market": {"type": "mixed", "on_demand_base": 1}},
+                    {**TRAIN, "market": FUTURE_BLOCK})
     for spec in (*with_watcher, DEV):
         result = plan_of(spec)
         group = one(result, "aws:autoscaling/group:Group")
         assert "initialLifecycleHooks" not in group.inputs  # AWS applies those only when the group is created
         assert group.inputs["waitForCapacityTimeout"] == "0"
-        hooks = [r.inputs for r in of_type(result, "aws:autoscaling/lifecycleHook:LifecycleHook")]
-        if spec is DEV:
-            assert hooks == []
-            continue
-        assert hooks == [{"autoscalingGroupName": group.name, "name": "gpufleet-drain", "region": spec["region"],
-                          "lifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING", "defaultResult": "CONTINUE",
-                          "heartbeatTimeout": 300}]
+        expected = [] if spec is DEV else [{
+            "autoscalingGroupName": group.name, "name": "gpufleet-drain", "region": spec["region"],
+            "lifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING", "defaultResult": "CONTINUE",
+            "heartbeatTimeout": 300}]
+        assert [r.inputs for r in of_type(result, "aws:autoscaling/lifecycleHook:LifecycleHook")] == expected
     assert one(plan_of(TRAIN), "aws:autoscaling/group:Group").inputs["capacityRebalance"] is True
 
 
