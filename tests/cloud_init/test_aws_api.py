@@ -11,7 +11,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from botocore.auth import SigV4Auth
+from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
@@ -22,6 +22,8 @@ from .conftest import node_script
 CREDENTIALS = {"AccessKeyId": "ASIAEXAMPLEKEY", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                "Token": "IQoJb3JpZ2luX2VjEXAMPLE=="}
 TOKEN = "imds-token"
+BUCKET = "gpufleet-node-config-0a1b2c3"
+OBJECT = "#cloud-config\nruncmd: [[true]]\n"
 
 
 class FakeAws:
@@ -36,6 +38,10 @@ class FakeAws:
                 self._send(200, TOKEN if self.path == "/latest/api/token" else "")
 
             def do_GET(self):
+                if self.path.startswith(f"/{BUCKET}/"):
+                    fake.calls.append(({k.lower(): v for k, v in self.headers.items()}, self.path))
+                    self._send(status, OBJECT if status == 200 else "<Error><Code>AccessDenied</Code></Error>")
+                    return
                 if self.headers.get("X-aws-ec2-metadata-token") != TOKEN:
                     self._send(401, "")
                     return
@@ -66,7 +72,8 @@ def run_aws(tmp_path: Path):
         fake = FakeAws(status)
         servers.append(fake)
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("GPUFLEET_")},
-               "GPUFLEET_METADATA_URL": fake.url, "GPUFLEET_AWS_ENDPOINT": fake.url + "/"}
+               "GPUFLEET_METADATA_URL": fake.url, "GPUFLEET_AWS_ENDPOINT": fake.url + "/",
+               "GPUFLEET_S3_ENDPOINT": fake.url}
         done = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True,
                               timeout=30, check=False)
         return done, fake
@@ -105,14 +112,41 @@ def test_complete_lifecycle_action_is_signed_as_botocore_signs_it(run_aws):
     assert authorization.endswith("Signature=" + botocore_signature(fake.url + "/", headers, body))
 
 
+def test_get_object_is_signed_as_botocore_signs_s3_requests(run_aws):
+    """The node config bootstrap's S3 GetObject: S3's SigV4 variant (x-amz-content-sha256 signed, no body)."""
+    done, fake = run_aws("get-object", BUCKET, "nodes/abc123.yaml")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == OBJECT
+    [(headers, path)] = fake.calls
+    assert path == f"/{BUCKET}/nodes/abc123.yaml"
+    request = AWSRequest(method="GET", url=fake.url + path,
+                         headers={"X-Amz-Date": headers["x-amz-date"], "X-Amz-Security-Token": CREDENTIALS["Token"],
+                                  "X-Amz-Content-SHA256": headers["x-amz-content-sha256"]})
+    request.context["timestamp"] = headers["x-amz-date"]
+    signer = S3SigV4Auth(Credentials(CREDENTIALS["AccessKeyId"], CREDENTIALS["SecretAccessKey"],
+                                     CREDENTIALS["Token"]), "s3", "us-east-2")
+    expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
+    assert "/us-east-2/s3/aws4_request" in headers["authorization"]
+    assert headers["authorization"].endswith("Signature=" + expected)
+    assert "content-type" not in headers["authorization"]
+
+
+def test_a_refused_get_object_exits_1_with_the_error(run_aws):
+    done, fake = run_aws("get-object", BUCKET, "nodes/abc123.yaml", status=403)
+    assert done.returncode == 1 and "HTTP 403" in done.stderr and "AccessDenied" in done.stderr
+    assert done.stdout == ""
+
+
 def test_an_api_error_is_reported_and_exits_1(run_aws):
     done, fake = run_aws("SetInstanceHealth", "InstanceId={instance-id}", "HealthStatus=Unhealthy", status=403)
     assert done.returncode == 1 and "HTTP 403" in done.stderr
     assert len(fake.calls) == 1
 
 
-def test_bad_arguments_exit_2_without_calling_aws(run_aws):
-    done, fake = run_aws("SetInstanceHealth", "not-a-pair")
+@pytest.mark.parametrize("args", [("SetInstanceHealth", "not-a-pair"), ("get-object", BUCKET),
+                                  ("get-object", BUCKET, "key", "extra")])
+def test_bad_arguments_exit_2_without_calling_aws(run_aws, args):
+    done, fake = run_aws(*args)
     assert done.returncode == 2 and "usage: gpufleet-aws" in done.stderr and fake.calls == []
 
 
