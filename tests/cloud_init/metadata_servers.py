@@ -6,6 +6,8 @@ interruption; `rebalance()` an AWS rebalance recommendation; `terminate()` turns
 Terminated (the group's termination hook). The AWS emulator also answers the instance role's credentials and, at
 POST /, the Auto Scaling Query API (DescribeAutoScalingInstances, CompleteLifecycleAction) that gpufleet-aws calls:
 the first `asg_failures` CompleteLifecycleAction calls fail with HTTP 500, and `asg_hang_seconds` holds every answer that long.
+It also serves path-style S3 GetObject for the objects in `s3_objects` ("/bucket/key" -> bytes), signed requests only;
+the first `s3_failures` answers are HTTP 403.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class MetadataServer:
         self.azure_event_type = azure_event_type
         self.asg_failures, self.asg_hang_seconds = asg_failures, asg_hang_seconds
         self.asg_calls: list[dict] = []  # every Auto Scaling call, its form fields parsed
+        self.s3_objects: dict[str, bytes] = {}
+        self.s3_failures = 0
+        self.s3_gets: list[dict] = []  # the headers of every S3 GetObject, lower-cased names
         self.lifecycle_state: str | None = None
         self.token_generation = 0
         self.token_used = 0
@@ -131,9 +136,25 @@ class MetadataServer:
                                "</DescribeAutoScalingInstancesResponse>", "text/xml")
         return self._reply(handler, 200, f"<{action}Response/>", "text/xml")
 
+    def _s3(self, handler, path):
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with self.lock:
+            self.s3_gets.append(headers)
+            failing = self.s3_failures > 0
+            self.s3_failures -= failing
+        if failing or not headers.get("authorization", "").startswith("AWS4-HMAC-SHA256 "):
+            return self._reply(handler, 403, "<Error><Code>AccessDenied</Code></Error>", "application/xml")
+        data = self.s3_objects[path]
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
     def _aws(self, handler, method, path):
         if method == "POST" and path == "/":
             return self._autoscaling(handler)
+        if method == "GET" and path in self.s3_objects:
+            return self._s3(handler, path)
         if method == "PUT" and path == "/latest/api/token":
             if not handler.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
                 return self._reply(handler, 400)
