@@ -13,13 +13,26 @@ import hashlib
 import shlex
 from pathlib import Path
 
+from .encode import LIMITS, measured_size
 from .parts import FILES_DIR, shipped
+from .storage import SOURCE_PLACEHOLDER
 
 BOOTHOOK = Path(__file__).parent / "boothooks" / "aws-node-config.sh"
 AWS_API_SOURCE = "usr/local/sbin/gpufleet-aws"
 # Where gpufleet-aws is written at each boot that fetches (a tmpfs: not a file the node keeps); tests move it.
 BOOTSTRAP_DIR = "/run/gpufleet-bootstrap"
 HEREDOC_END = "GPUFLEET_AWS_API_EOF"
+NODE_CONFIG_PREFIX = "gpufleet/node-config/"
+# A created filesystem's address replaces each storage placeholder after the choice is made
+# (gpufleet.storage_boot.user_data_with_source): room for a long address (an FSx DNS name and mount name) each.
+ADDRESS_ROOM_BYTES = 128
+
+
+def fits_inline(cloud_config: str, cloud: str = "aws") -> bool:
+    """Whether `cloud_config` fits the cloud's user-data field as it is, with room for the filesystem address."""
+    limit, _ = LIMITS[cloud]
+    room = ADDRESS_ROOM_BYTES * cloud_config.count(SOURCE_PLACEHOLDER)
+    return measured_size(cloud_config, cloud) + room <= limit
 
 
 def node_config_sha256(cloud_config: str) -> str:
@@ -29,7 +42,7 @@ def node_config_sha256(cloud_config: str) -> str:
 def node_config_key(cloud_config: str) -> str:
     """The S3 key of `cloud_config`: content-addressed, so a changed config is a new object and a new launch
     template version, and nodes already running keep the object they booted from until the old one is deleted."""
-    return f"gpufleet/node-config/{node_config_sha256(cloud_config)}.yaml"
+    return f"{NODE_CONFIG_PREFIX}{node_config_sha256(cloud_config)}.yaml"
 
 
 def aws_bootstrap(bucket: str, cloud_config: str, s3_endpoint: str = "") -> str:

@@ -37,13 +37,14 @@ def node_fabric(selection: Selection) -> str | None:
 
 
 def watcher_runs(spec) -> bool:
-    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). GCP GPU
-    VMs cannot live-migrate: host maintenance stops them on every market, so there it always runs. In an AWS Capacity
-    Block every node leaves at the block's end through the group's termination hook, so there it runs too. An Azure
-    inference fleet scales in through the scale set's Terminate notice (its load balancer has no deregistration
-    delay), so there the watcher stops Triton before the node is deleted. Other on-demand nodes go without: on AWS it
-    does not fit every on-demand shape's 16 KB of user data."""
-    return spec.market.type in SPOT_MARKETS or spec.cloud == "gcp" or spec.market.capacity_block or (
+    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). On AWS it
+    always runs: every group has the termination hook (scale-in, repair, instance refresh, a Capacity Block's end,
+    spot), which the watcher completes once drained; a cloud-config that no longer fits 16 KB goes through S3
+    (`gpufleet.aws.node_config`). GCP GPU VMs cannot live-migrate: host maintenance stops them on every market, so
+    there it always runs too. An Azure inference fleet scales in through the scale set's Terminate notice (its load
+    balancer has no deregistration delay), so there the watcher stops Triton before the node is deleted. Azure's
+    other on-demand nodes go without."""
+    return spec.market.type in SPOT_MARKETS or spec.cloud in ("aws", "gcp") or (
         spec.cloud == "azure" and spec.workload == "inference")
 
 

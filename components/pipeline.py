@@ -11,7 +11,8 @@ Stages, in order:
 2. the cloud's spec rules (`gpufleet.<cloud>.rules.spec_problems`: CIDR ranges, tag rules, id shapes, keys);
 3. catalog selection (`gpufleet.catalog.selector.select`: instance type, zone, fabric, price, node software);
 4. the cloud's plan rules (`plan_problems`: rules that need the instance type, fabric or placement);
-5. the node's user data, rendered once and measured against the cloud's one limit.
+5. the node's user data, rendered once and measured against the cloud's one limit. On AWS a cloud-config over
+   16 KB is not refused: it goes to S3 behind a boothook (`gpufleet.aws.node_config`), and `user_data` is empty.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from gpufleet.cloud_init import LIMITS, encode_user_data, measured_size
+from gpufleet.cloud_init.s3_bootstrap import fits_inline
 
 from .boot import user_data_for
 from .catalog.loader import Catalog, load_catalog
@@ -34,6 +36,8 @@ from .spec.raw import raw_problems
 DEFAULT_CLUSTER_NAME = "gpufleet"
 # Stand-ins for required fields whose given value is wrong, so later stages can still check the other fields.
 PLACEHOLDERS = {"nodes": 1}
+# Clouds whose node config may be fetched by reference when it does not fit the user-data field.
+BY_REFERENCE = ("aws",)
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,10 @@ class ClusterPlan(Selection):
     cloud_config: str
     """The node's cloud-config text ("#cloud-config ..."), deterministic for a spec and catalog."""
     user_data: str
-    """`cloud_config` encoded for the cloud's API field (AWS: gzip+base64, Azure: base64, GCP: plain)."""
+    """`cloud_config` encoded for the cloud's API field (AWS: gzip+base64, Azure: base64, GCP: plain); empty when
+    the cloud-config is fetched by reference (`by_reference`)."""
+    by_reference: bool = False
+    """AWS only: the cloud-config does not fit the launch template and lies in S3 behind a boothook."""
 
 
 def cloud_rules(cloud: str) -> ModuleType:
@@ -69,8 +76,10 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
         raise SpecError(_unique(problems))
     warnings = (*selection.warnings, *missing_price_warnings(selection), *rules.plan_warnings(selection))
     values = {f.name: getattr(selection, f.name) for f in fields(Selection)}
+    by_reference = spec.cloud in BY_REFERENCE and not fits_inline(cloud_config, spec.cloud)
     return ClusterPlan(**{**values, "warnings": tuple(dict.fromkeys(warnings))}, cluster_name=name,
-                       cloud_config=cloud_config, user_data=encode_user_data(cloud_config, spec.cloud))
+                       cloud_config=cloud_config, by_reference=by_reference,
+                       user_data="" if by_reference else encode_user_data(cloud_config, spec.cloud))
 
 
 def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec:
@@ -85,10 +94,11 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
 
 
 def user_data_problems(cloud_config: str, cloud: str) -> list[Problem]:
-    """The one user-data size check: the cloud's limit on its API field (cloud_init.LIMITS)."""
+    """The one user-data size check: the cloud's limit on its API field (cloud_init.LIMITS); none where a config too
+    large goes by reference."""
     limit, unit = LIMITS[cloud]
     size = measured_size(cloud_config, cloud)
-    if size <= limit:
+    if size <= limit or cloud in BY_REFERENCE:
         return []
     return [Problem("node", f"{size} {unit} of {cloud} user data", f"{cloud} allows at most {limit} {unit}; shorten `node.nccl.env` or `node.spot.drain_command`, or turn off optional parts "
                     "(`node.exporters`, `node.health`, `node.mps`, `node.mig`)")]

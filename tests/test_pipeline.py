@@ -79,10 +79,19 @@ def test_cloud_spec_rules_and_catalog_problems_come_out_together():
 def test_cloud_plan_rules_and_user_data_size_come_out_together():
     import base64
     import random
-    noise = base64.b64encode(random.Random(0).randbytes(cloud_init.AWS_USER_DATA_MAX_BYTES)).decode()
+    noise = base64.b64encode(random.Random(0).randbytes(cloud_init.AZURE_CUSTOM_DATA_MAX_BYTES)).decode()
     big = {"nccl": {"env": {"NCCL_BIG": noise}}}
-    found = problems_of({**SPECS["aws"], "placement_group": False, "node": {**big, "spot": {}}})
-    assert set(found) == {"placement_group", "node"}
+    found = problems_of({**SPECS["azure"], "nodes": 0, "node": {**big, "spot": {}}})
+    assert set(found) == {"nodes", "node"}
+
+
+def test_aws_user_data_over_16_kb_is_no_problem_only_the_rule_is():
+    """AWS stores a large cloud-config in S3 (gpufleet.aws.node_config): only the placement rule is reported."""
+    import base64
+    import random
+    noise = base64.b64encode(random.Random(0).randbytes(cloud_init.AWS_USER_DATA_MAX_BYTES)).decode()
+    found = problems_of({**SPECS["aws"], "placement_group": False, "node": {"nccl": {"env": {"NCCL_BIG": noise}}}})
+    assert set(found) == {"placement_group"}
 
 
 def test_missing_price_warning_on_every_cloud():

@@ -3,8 +3,9 @@
 The component checks its args against the catalog and AWS's rules before it registers itself, so bad input
 declares nothing (values that come from other resources are checked again once known, see `gpufleet.request`).
 Children are named f"{name}-{role}" (roles: vpc, igw, subnet, nat-subnet, nat-ip, nat, routes, nat-routes, sg,
-sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, profile, key, fs-sg, fs-sg-*, fsx, fsx-s3,
-efs, efs-mount, lt, nodes, and the serving and monitoring server children) and parented to the component.
+sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, role-node-config, profile, key, fs-sg,
+fs-sg-*, fsx, fsx-s3, efs, efs-mount, node-config and node-config-* (only when the user data exceeds 16 KB), lt,
+nodes, and the serving and monitoring server children) and parented to the component.
 They use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's
 `aws:*` config (profile, assumeRoles, allowedAccountIds, defaultTags); each regional resource names the spec's
 region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own is needed.
@@ -17,8 +18,6 @@ from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
-
-from gpufleet import cloud_init
 
 from ..args import GpuClusterArgs
 from ..boot import aws_lifecycle_hook
@@ -38,6 +37,7 @@ from .identity import build_instance_profile
 from .launch_template import build_launch_template
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
+from .node_config import node_user_data
 from .outputs import access_outputs
 from .permissions import grant_node_permissions
 from .placement import build_placement_group
@@ -58,13 +58,15 @@ class AwsPlan:
     user_data: str
     """The rendered user data, before encoding (a shared filesystem's address is put in once known)."""
     monitoring: MonitoringPlan
+    by_reference: bool = False
+    """The user data is too large for the launch template: it goes to S3 behind a boothook (`node_config`)."""
 
 
 def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
     """The one checking pipeline (`gpufleet.pipeline.plan_cluster`: selection, AWS rules, user data size) plus the
     monitoring secrets; raises `SpecError` with every problem."""
     selection = plan_cluster(spec, name=name)
-    return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection))
+    return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection), selection.by_reference)
 
 
 class AwsGpuCluster(GpuClusterOutputs):
@@ -121,8 +123,9 @@ class AwsGpuCluster(GpuClusterOutputs):
         self.shared_storage = build_shared_storage(name, spec, network.vpc_id, network.subnet_id,
                                                    self.security_group.id, network.vpc_cidr, tag, child)
         shared = self.shared_storage
-        user_data = user_data_with_source(plan.user_data, shared.source if shared else None,
-                                          lambda text: cloud_init.encode_user_data(text, "aws"))
+        cloud_config = user_data_with_source(plan.user_data, shared.source if shared else None, str)
+        user_data = node_user_data(name, spec, cloud_config, not plan.by_reference, self.identity.role.name,
+                                   cluster_hash(name), tag, child)
         key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
         self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,
                                                      user_data, key_name, tag, child, inputs.image_id)

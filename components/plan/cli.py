@@ -104,16 +104,19 @@ def user_data_notes(result) -> list[str]:
     a drain command or optional parts (AWS holds 16 KB)."""
     from gpufleet.cloud_init import LIMITS, measured_size
 
-    from .userdata import node_user_data
+    from .userdata import node_user_data, stored_node_configs
 
     cloud = result.outputs.get("cloud")
     if cloud not in LIMITS:
         return []
     limit, unit = LIMITS[cloud]
+    stored = stored_node_configs(result.resources)
     notes = []
     for name, text in sorted(node_user_data(result.resources).items()):
         size = measured_size(text, cloud)
-        notes.append(f"user data of {name}: {size:,} of {limit:,} {unit} ({size * 100 // limit}%)")
+        notes.append(f"user data of {name}: {size:,} {unit}, over the launch template's {limit:,}: stored in S3 and "
+                     "fetched at boot by the template's boothook" if name in stored else
+                     f"user data of {name}: {size:,} of {limit:,} {unit} ({size * 100 // limit}%)")
     return notes
 
 

@@ -1,4 +1,5 @@
-"""Finds each node group's user data in the declared inputs and decodes it (base64, gzip) for `--out`."""
+"""Finds each node group's user data in the declared inputs and decodes it (base64, gzip) for `--out`, including an
+AWS cloud-config stored in S3 for the launch template's boothook (`gpufleet.aws.node_config`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import gzip
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from gpufleet.cloud_init.s3_bootstrap import NODE_CONFIG_PREFIX
 
 from .mocks import DeclaredResource
 
@@ -29,7 +32,13 @@ def node_user_data(resources: Sequence[DeclaredResource | NamedInputs]) -> dict[
     for resource in resources:
         for value in _user_data_values(resource.inputs):
             found[resource.name] = decode_user_data(value)
-    return found
+    return {**found, **stored_node_configs(resources)}
+
+
+def stored_node_configs(resources: Sequence[DeclaredResource | NamedInputs]) -> dict[str, str]:
+    """{resource name: cloud-config} of the S3 objects that hold a node config too large for its user-data field."""
+    return {r.name: r.inputs["content"] for r in resources
+            if str(r.inputs.get("key", "")).startswith(NODE_CONFIG_PREFIX) and isinstance(r.inputs.get("content"), str)}
 
 
 def decode_user_data(value: str) -> str:

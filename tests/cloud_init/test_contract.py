@@ -63,39 +63,39 @@ def _oversized(cloud_limit: int) -> dict:
     return {"spot": {"drain_command": "echo " + base64.b64encode(os.urandom(cloud_limit)).decode()}}
 
 
-@pytest.mark.parametrize("row, cloud, limit", [(None, "aws", cloud_init.AWS_USER_DATA_MAX_BYTES),
-                                               ("azure", "azure", cloud_init.AZURE_CUSTOM_DATA_MAX_BYTES),
+@pytest.mark.parametrize("row, cloud, limit", [("azure", "azure", cloud_init.AZURE_CUSTOM_DATA_MAX_BYTES),
                                                ("gcp", "gcp", cloud_init.GCP_METADATA_VALUE_MAX_BYTES)])
 def test_oversized_node_software_is_a_spec_error_naming_the_limit(row, cloud, limit):
     from gpufleet.spec.errors import SpecError
 
     from .conftest import AZURE_NC_A100, GCP_G2, selection_for
     node = _oversized(limit)
-    selection = (aws_selection(market="spot", node=node) if row is None else
-                 selection_for({"azure": AZURE_NC_A100, "gcp": GCP_G2}[row], market="spot", node=node))
+    selection = selection_for({"azure": AZURE_NC_A100, "gcp": GCP_G2}[row], market="spot", node=node)
     from gpufleet.pipeline import plan_cluster
     with pytest.raises(SpecError, match=rf"`node`: got '\d+ .* of {cloud} user data'; {cloud} allows at most {limit}"):
         plan_cluster(selection.spec, name="train")
 
 
-def test_oversized_aws_user_data_is_refused_before_anything_is_declared():
-    from tests.conftest import refusal
-    spec = {"cloud": "aws", "region": "us-east-2", "zone": "us-east-2a", "nodes": 2, "market": "spot",
-            "accelerator": {"instance_type": "p5.48xlarge"}, "node": _oversized(cloud_init.AWS_USER_DATA_MAX_BYTES)}
-    message = refusal(spec)
-    assert "aws allows at most 16384 gzip-compressed bytes" in message and "Traceback" not in message
-
-
-def test_every_aws_option_with_both_storage_parts_is_refused_for_its_size_not_truncated():
-    """AWS takes 16 KB of gzip user data; the refusal names the limit and what to turn off. (Stock Ubuntu with every
-    node option and the exporters is over it too; the planned fix is a node payload in S3, see README.)"""
+def test_oversized_aws_node_software_goes_by_reference_not_refused():
+    """AWS: a cloud-config over 16 KB is planned for S3 behind a boothook (gpufleet.aws.node_config)."""
     from gpufleet.pipeline import plan_cluster
-    from gpufleet.spec.errors import SpecError
+    plan = plan_cluster(aws_selection(market="spot", node=_oversized(cloud_init.AWS_USER_DATA_MAX_BYTES)).spec,
+                        name="train")
+    assert plan.by_reference and plan.user_data == ""
+    assert cloud_init.measured_size(plan.cloud_config, "aws") > cloud_init.AWS_USER_DATA_MAX_BYTES
+    small = plan_cluster(aws_selection(market="spot").spec, name="train")
+    assert not small.by_reference and small.user_data == cloud_init.encode_user_data(small.cloud_config, "aws")
+
+
+def test_every_aws_option_with_both_storage_parts_goes_by_reference():
+    """Stock Ubuntu, every node option, shared Lustre and local NVMe: over AWS's 16 KB of gzip user data, so the
+    cloud-config goes to S3 whole (never truncated) and the launch template gets the boothook."""
+    from gpufleet.pipeline import plan_cluster
 
     from .conftest import _aws
     selection = _aws("p5.48xlarge", market="spot", image={"kind": "ubuntu-24.04"}, node={
         "mps": {"enabled": True}, "health": {"dcgm_diag": True, "nccl_allreduce": True},
         "isolation": {"cpu_quota_percent": 9000, "allowed_cpus": "0-95"}},
         storage={"shared": {"kind": "lustre"}, "local_nvme": {"enabled": True}})
-    with pytest.raises(SpecError, match=r"aws allows at most 16384 gzip-compressed bytes; shorten"):
-        plan_cluster(selection.spec, name="gpufleet-test")
+    plan = plan_cluster(selection.spec, name="gpufleet-test")
+    assert plan.by_reference and "06-shared-storage" in plan.cloud_config

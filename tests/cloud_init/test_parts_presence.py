@@ -23,10 +23,10 @@ def _always(s) -> bool:
 
 
 def _spot(s) -> bool:
-    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), AWS Capacity Block
-    nodes (they all leave through the group's termination hook at the block's end) and Azure inference nodes (their
-    scale-in drains through the Terminate notice)."""
-    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud == "gcp" or s.spec.market.capacity_block or (
+    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), every AWS node (all
+    leave through the group's termination hook) and Azure inference nodes (their scale-in drains through the
+    Terminate notice): only Azure's on-demand training nodes go without."""
+    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud in ("aws", "gcp") or (
         s.spec.cloud == "azure" and s.spec.workload == "inference")
 
 

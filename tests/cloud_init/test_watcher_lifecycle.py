@@ -215,12 +215,12 @@ def test_a_reboot_does_not_drain(watcher_script, tmp_path):
 
 
 @pytest.mark.parametrize("market, runs", [
-    ("spot", True), ("mixed", True), ("on-demand", False),
+    ("spot", True), ("mixed", True), ("on-demand", True),
     ({"type": "on-demand", "capacity_reservation_id": "cr-0abc1234", "capacity_block": True,
       "capacity_block_start": "2099-01-10T11:30:00Z", "capacity_block_end": "2099-01-12T11:30:00Z"}, True)])
 def test_aws_nodes_that_run_the_watcher_know_their_groups_hook(market, runs):
-    """The hook name comes from the group's declaration (gpufleet.aws.capacity); a Capacity Block's nodes all leave
-    through it at the block's end, so they run the watcher although they are on-demand."""
+    """The hook name comes from the group's declaration (gpufleet.aws.capacity); every AWS node runs the watcher and
+    leaves through the hook, on-demand ones too (scale-in, repair, a Capacity Block's end)."""
     from gpufleet.aws.capacity import DRAIN_HOOK_NAME
     from gpufleet.boot import user_data_for
 

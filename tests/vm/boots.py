@@ -17,6 +17,7 @@ from pathlib import Path
 from gpufleet.boot import user_data_for
 from gpufleet.cloud_init import encode_user_data
 from gpufleet.cloud_init.encode import GZIPPED
+from gpufleet.cloud_init.s3_bootstrap import aws_bootstrap, node_config_key
 from tests.cloud_init.conftest import _stack
 from tests.cloud_init.metadata_servers import MetadataServer
 
@@ -36,12 +37,25 @@ class StackBoots:
     seconds: list[float] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     azure_acks: list[dict] = field(default_factory=list)
+    s3_gets: int = 0
     notice_kind: str = ""
 
 
-def seed_user_data(stack: str, cloud: str) -> bytes:
-    """What the cloud's datasource gives cloud-init: the API's field, base64-decoded where the API takes base64."""
-    encoded = encode_user_data(user_data_for(_stack(stack), "gpufleet-vm"), cloud)
+# Stacks booted through the S3 bootstrap (cloud_init/s3_bootstrap.py), whatever their size: the boothook fetches
+# the config from the fake metadata service, which also answers path-style S3, and every AWS node too large for 16 KB
+# boots this way.
+BOOTSTRAPPED = {"aws-train"}
+BOOTSTRAP_BUCKET = "gpufleet-node-config-vm"
+
+
+def seed_user_data(stack: str, cloud: str, server: MetadataServer) -> bytes:
+    """What the cloud's datasource gives cloud-init: the API's field, base64-decoded where the API takes base64.
+    A bootstrapped stack's config is put in `server`'s S3 and its user data is the boothook."""
+    text = user_data_for(_stack(stack), "gpufleet-vm")
+    if stack in BOOTSTRAPPED:
+        server.s3_objects[f"/{BOOTSTRAP_BUCKET}/{node_config_key(text)}"] = text.encode()
+        text = aws_bootstrap(BOOTSTRAP_BUCKET, text, s3_endpoint="http://169.254.169.254")
+    encoded = encode_user_data(text, cloud)
     return base64.b64decode(encoded) if cloud in GZIPPED else encoded.encode()
 
 
@@ -68,10 +82,10 @@ def boot_twice(image: Image, folder: Path, stack: str, cloud: str, timeout: floa
     disk = folder / "disk.img"
     subprocess.run(["cp", "--sparse=always", str(image.disk), str(disk)], check=True)
     install_harness(disk)
-    seed = make_seed(folder, seed_user_data(stack, cloud), f"i-{stack}")
     spot = _stack(stack).spec.market.type == "spot"
     result = StackBoots(stack, cloud)
     with MetadataServer(cloud) as server:
+        seed = make_seed(folder, seed_user_data(stack, cloud, server), f"i-{stack}")
         for number in (1, 2):
             stop = threading.Event()
             if number == 2:
@@ -85,5 +99,6 @@ def boot_twice(image: Image, folder: Path, stack: str, cloud: str, timeout: floa
             result.seconds.append(time.monotonic() - started)
             stop.set()
         result.requests = list(server.requests)
+        result.s3_gets = len(server.s3_gets)
         result.azure_acks = list(server.acks)
     return result

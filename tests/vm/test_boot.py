@@ -15,10 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from gpufleet.boot import user_data_for
+from gpufleet.cloud_init.s3_bootstrap import node_config_sha256
 from tests.cloud_init.conftest import _stack
 from tests.cloud_init.metadata_servers import AZURE_EVENT_ID
 
-from .boots import StackBoots, boot_twice
+from .boots import BOOTSTRAPPED, StackBoots, boot_twice
 from .image import build_image
 
 pytestmark = [pytest.mark.vm, pytest.mark.timeout(3600)]  # each boots a VM twice under TCG
@@ -145,3 +146,16 @@ def test_first_poweroff_drained_through_the_shutdown_unit(booted, stack, cloud):
     drain_log = booted[stack].reports[1]["last_shutdown_drain"]
     assert "shutdown notice" in drain_log and "running drain hook" in drain_log, drain_log
     assert "drain hook exited" in drain_log and "timed out" not in drain_log, drain_log
+
+
+@pytest.mark.parametrize("stack", sorted(BOOTSTRAPPED & {stack for stack, _ in STACKS}))
+def test_the_s3_bootstrap_installs_the_config_once(booted, stack):
+    """A node whose user data is the boothook: the first boot fetched the config from (fake) S3, signed, and
+    cloud-init ran it in that same boot (the clean-boot test above holds for it); the second fetched nothing."""
+    result = booted[stack]
+    first, second = result.reports
+    expected = node_config_sha256(user_data_for(_stack(stack), "gpufleet-vm"))
+    assert first["node_config"] == second["node_config"] == expected, (first["node_config"], first["bootstrap_log"])
+    assert "installed as /etc/cloud/cloud.cfg.d/90-gpufleet-node.cfg" in first["bootstrap_log"], first["bootstrap_log"]
+    assert "already in place" in second["bootstrap_log"], second["bootstrap_log"]
+    assert result.s3_gets == 1
