@@ -139,6 +139,33 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
     "aws:autoscaling/schedule:Schedule": _facts(
         "autoscalingGroupName scheduledActionName", f"{TF_AWS} internal/service/autoscaling/schedule.go",
         "times and sizes update in place"),
+    "aws:fsx/lustreFileSystem:LustreFileSystem": _facts(
+        "backupId copyTagsToBackups deploymentType driveCacheType exportPath fileSystemTypeVersion importPath "
+        "importedFileChunkSize kmsKeyId perUnitStorageThroughput securityGroupIds storageType subnetIds",
+        f"{TF_AWS} internal/service/fsx/lustre_file_system.go",
+        "storageCapacity grows in place; a smaller capacity replaces the filesystem (CustomizeDiff)",
+        checked="06ee53d9fed4877dc55cefbe3ba1423b863eda61"),
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": _facts(
+        "dataRepositoryPath fileSystemId fileSystemPath", f"{TF_AWS} internal/service/fsx/data_repository_association.go",
+        checked="0a77465627efb9003f87978f901d1a4004a2fc09"),
+    # The node config bucket (only where the user data exceeds 16 KB, gpufleet.aws.node_config)
+    "aws:s3/bucket:Bucket": _facts(
+        "bucket bucketPrefix objectLockEnabled", f"{TF_AWS} internal/service/s3/bucket.go"),
+    "aws:s3/bucketObjectv2:BucketObjectv2": _facts(
+        "bucket key", f"{TF_AWS} internal/service/s3/object.go",
+        "the key is the config's SHA-256: a changed config is a new object; content changes alone update in place",
+        checked="033c721bf1eda7db79395cd73acb54c7efa57ffc"),
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _facts(
+        "bucket", f"{TF_AWS} internal/service/s3/bucket_public_access_block.go",
+        checked="01606926a0c0ab9174aec440f976a48b0baee722"),
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": _facts(
+        "bucket", f"{TF_AWS} internal/service/s3/bucket_ownership_controls.go"),
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _facts(
+        "bucket expectedBucketOwner", f"{TF_AWS} internal/service/s3/bucket_server_side_encryption_configuration.go",
+        checked="01606926a0c0ab9174aec440f976a48b0baee722"),
+    "aws:s3/bucketPolicy:BucketPolicy": _facts(
+        "bucket", f"{TF_AWS} internal/service/s3/bucket_policy.go", "the policy document updates in place",
+        checked="0073593e7d6993ba482409f4dc35438daaa79bb3"),
     "aws:iam/role:Role": _facts("name namePrefix path", f"{TF_AWS} internal/service/iam/role.go"),
     "aws:iam/instanceProfile:InstanceProfile": _facts(
         "name namePrefix path", f"{TF_AWS} internal/service/iam/instance_profile.go"),

@@ -17,6 +17,9 @@ SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 EBS_VOLUME = "aws:ebs/volume:Volume"
+BUCKET = "aws:s3/bucket:Bucket"
+PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+PUBLIC_ACCESS_FLAGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
 GPU_FAMILY = re.compile(r"^(p\d|g\d|gr\d|trn\d|inf\d|dl\d)[a-z-]*\.", re.IGNORECASE)
 EFA_TYPES = ("efa", "efa-only")
 
@@ -103,6 +106,18 @@ def _open(rule: dict, cidrs: list, ports: tuple[int, ...]) -> Iterable[Finding]:
     if hits:
         yield Finding(f"ingress from {', '.join(open_cidrs)} reaches port(s) {', '.join(map(str, hits))}",
                       "allow only your admin or monitoring CIDRs, or use SSM Session Manager")
+
+
+def private_buckets(resources: list[Resource], config: dict):
+    """Every bucket has a public access block with all four settings on (the node config bucket holds the nodes'
+    whole cloud-config; a bucket policy or ACL added later must not open it)."""
+    blocks = [r for r in resources if r.type == PUBLIC_ACCESS_BLOCK]
+    for bucket in (r for r in resources if r.type == BUCKET):
+        block = next((b for b in blocks if b.props.get("bucket") in bucket.ids()), None)
+        off = PUBLIC_ACCESS_FLAGS if block is None else [f for f in PUBLIC_ACCESS_FLAGS if not truthy(block.props.get(f))]
+        if off:
+            yield bucket, Finding(f"bucket {bucket.name} does not block public access ({', '.join(off)} not set)",
+                                  "declare an aws.s3.BucketPublicAccessBlock for it with all four settings true")
 
 
 def _sg_ids(nodes: list[dict]) -> set[str]:

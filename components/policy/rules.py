@@ -19,6 +19,8 @@ RULES: tuple[Rule, ...] = (
          "Capacity Block or targeted reservation", MANDATORY, stack_check=aws.efa_placement_group),
     Rule("aws-no-placement-group-with-reservation", "no placement group in a launch template that targets a "
          "Capacity Block or capacity reservation", MANDATORY, check=aws.pg_with_reservation),
+    Rule("aws-s3-bucket-private", "S3 buckets block every kind of public access", MANDATORY,
+         stack_check=aws.private_buckets),
     Rule("azure-ib-single-placement-group", "InfiniBand scale sets use singlePlacementGroup: true and at most 100 "
          "instances", MANDATORY, check=azure.ib_single_placement_group),
     Rule("azure-ib-no-172-16-overlap", "no VNet or subnet overlapping 172.16.0.0/16 with InfiniBand sizes",

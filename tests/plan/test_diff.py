@@ -110,13 +110,13 @@ def test_outputs_warnings_and_added_or_removed_resources_are_reported():
 def test_an_unknown_resource_type_is_reported_as_unknown_not_as_an_update():
     base, head = plan_doc("aws-dev"), plan_doc("aws-dev")
     for doc, size in ((base, 1), (head, 2)):
-        doc["resources"].append({"urn": "urn:pulumi:aws-dev::gpufleet::aws:fsx/lustreFileSystem:LustreFileSystem::fs",
-                                 "type": "aws:fsx/lustreFileSystem:LustreFileSystem", "name": "fs", "parent": "",
+        doc["resources"].append({"urn": "urn:pulumi:aws-dev::gpufleet::aws:sagemaker/domain:Domain::fs",
+                                 "type": "aws:sagemaker/domain:Domain", "name": "fs", "parent": "",
                                  "inputs": {"storageCapacity": size}})
     diff = diff_plans(base, head)
     (change,) = diff.changed
     assert change.unknown_replace and not change.replace
-    assert "no replace-on-change data for: aws:fsx/lustreFileSystem:LustreFileSystem" in diff_markdown(diff)
+    assert "no replace-on-change data for: aws:sagemaker/domain:Domain" in diff_markdown(diff)
 
 
 def test_the_markdown_stays_under_the_comment_limit_with_a_huge_user_data_diff():

@@ -8,11 +8,12 @@ import pytest
 from gpufleet.plan.diff import diff_plans
 from gpufleet.plan.replace_data import ALL, REPLACE_ON_CHANGES, has_cloud_state, replace_facts
 
-from .plan_docs import STACKS, plan_doc
+from .plan_docs import NODE_CONFIG_IN_S3, STACKS, plan_doc
 
 
 def _declared_types() -> set[str]:
-    return {r["type"] for stack in STACKS for r in plan_doc(stack)["resources"]}
+    documents = [plan_doc(stack) for stack in STACKS] + [plan_doc("aws-train", *NODE_CONFIG_IN_S3)]
+    return {r["type"] for document in documents for r in document["resources"]}
 
 
 def test_every_declared_cloud_type_has_replace_data_with_its_source():

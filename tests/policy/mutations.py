@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..plan.plan_docs import plan_doc
+from ..plan.plan_docs import NODE_CONFIG_IN_S3, plan_doc
 
 
 def _first(doc: dict, token: str) -> dict:
@@ -26,6 +26,15 @@ def _imds_v1(d): _first(d, LT)["metadataOptions"]["httpTokens"] = "optional"
 def _hop_limit(d): _first(d, LT)["metadataOptions"]["httpPutResponseHopLimit"] = 2
 def _unencrypted(d): _first(d, LT)["blockDeviceMappings"][0]["ebs"]["encrypted"] = "false"
 def _public_ip(d): _first(d, LT)["networkInterfaces"][0]["associatePublicIpAddress"] = "true"
+
+
+def _bucket_without_block(d):
+    d["resources"] = [r for r in d["resources"]
+                      if r["type"] != "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"]
+
+
+def _bucket_block_half_off(d):
+    _first(d, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")["restrictPublicBuckets"] = False
 
 
 def _open_ssh_aws(d):
@@ -124,6 +133,8 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("aws-efa-placement", "aws-train", _no_placement_group),
     ("aws-efa-placement", "aws-train", _capacity_block),
     ("aws-no-placement-group-with-reservation", "aws-train", _lt_pg_with_odcr),
+    ("aws-s3-bucket-private", "aws-train", _bucket_without_block),
+    ("aws-s3-bucket-private", "aws-train", _bucket_block_half_off),
     ("azure-ib-single-placement-group", "azure-train", _ib_multi_pg),
     ("azure-ib-single-placement-group", "azure-train", _ib_too_big),
     ("azure-ib-no-172-16-overlap", "azure-train", _ib_vnet),
@@ -140,7 +151,11 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
 ]
 
 
+# Mutations that need the node config bucket start from the plan that declares it.
+OVERRIDES = {_bucket_without_block: NODE_CONFIG_IN_S3, _bucket_block_half_off: NODE_CONFIG_IN_S3}
+
+
 def mutated(stack: str, mutation: Callable[[dict], None]) -> dict:
-    document = plan_doc(stack)
+    document = plan_doc(stack, *OVERRIDES.get(mutation, ()))
     mutation(document)
     return document
