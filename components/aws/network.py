@@ -1,12 +1,14 @@
 """A VPC with one private subnet in one AZ (EFA traffic cannot cross AZs) and a NAT gateway for egress.
 
 The NAT gateway sits in a small public subnet with the only route to the internet gateway; nodes get no public
-IPs. Existing networks:
+IPs. The private route table also has an S3 gateway endpoint: datasets, checkpoints, model repositories and the
+node config in the cluster's region reach S3 without the NAT gateway's per-GB processing charge (gateway endpoints
+are free). Existing networks:
 - `network.existing_subnet_id`: nothing is created; the subnet's VPC is looked up, and at deploy time its AZ must be
   the spec's `zone` (the fleet fails with a message otherwise).
 - `network.existing_vpc_id`: the VPC and its internet gateway are looked up; the two subnets (`network.cidr` must be
-  a free range inside the VPC), the NAT gateway with its address, and the two route tables are created in it
-  (8 resources, no VPC or internet gateway).
+  a free range inside the VPC), the NAT gateway with its address, the two route tables and the S3 endpoint on the
+  private one are created in it (9 resources, no VPC or internet gateway).
 """
 
 from __future__ import annotations
@@ -81,7 +83,12 @@ def build_network(name: str, spec: ClusterSpec, existing_subnet_id: pulumi.Input
                              opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                                  depends_on=[igw] if igw else [])))
     _route_all(name, "nat-routes", vpc, public, {"gateway_id": gateway_id}, tag, region, opts)
-    _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, region, opts)
+    routes = _route_all(name, "routes", vpc, private, {"nat_gateway_id": nat.id}, tag, region, opts)
+    # The endpoint adds its prefix-list route to the table itself; the table's inline routes leave it alone
+    # (terraform-provider-aws flattenRoutes skips `vpce-` routes).
+    aws.ec2.VpcEndpoint(f"{name}-s3-endpoint", vpc_id=vpc.id, service_name=f"com.amazonaws.{region}.s3",
+                        vpc_endpoint_type="Gateway", route_table_ids=[routes.id], tags=tag("s3-endpoint"),
+                        region=region, opts=opts)
     return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id,
                        vpc=vpc_resource, subnet=private)
 
@@ -96,9 +103,10 @@ def checked_subnet_zone(subnet_id: str, zone: str | None, az_name: str, az_id: s
 
 
 def _route_all(name: str, role: str, vpc, subnet: aws.ec2.Subnet, target: dict, tag: Tagger,
-               region: str, opts: pulumi.ResourceOptions) -> None:
+               region: str, opts: pulumi.ResourceOptions) -> aws.ec2.RouteTable:
     """A route table sending everything outside the VPC to `target`, associated with `subnet`."""
     table = aws.ec2.RouteTable(f"{name}-{role}", vpc_id=vpc.id, tags=tag(role), region=region, opts=opts,
                                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", **target)])
     aws.ec2.RouteTableAssociation(f"{name}-{role}-assoc", route_table_id=table.id, subnet_id=subnet.id,
                                   region=region, opts=opts)
+    return table

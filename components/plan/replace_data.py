@@ -139,6 +139,10 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
     "aws:autoscaling/schedule:Schedule": _facts(
         "autoscalingGroupName scheduledActionName", f"{TF_AWS} internal/service/autoscaling/schedule.go",
         "times and sizes update in place"),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": _facts(
+        "resourceConfigurationArn serviceName serviceNetworkArn serviceRegion vpcEndpointType vpcId",
+        f"{TF_AWS} internal/service/ec2/vpc_endpoint.go", "routeTableIds update in place (ModifyVpcEndpoint)",
+        checked="008db85aad5e56627b1eecab8830464a282552ed"),
     "aws:fsx/lustreFileSystem:LustreFileSystem": _facts(
         "backupId copyTagsToBackups deploymentType driveCacheType exportPath fileSystemTypeVersion importPath "
         "importedFileChunkSize kmsKeyId perUnitStorageThroughput securityGroupIds storageType subnetIds",

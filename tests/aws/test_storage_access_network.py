@@ -152,18 +152,36 @@ def test_admin_policy_needs_allow_admin():
     assert parse_cluster_spec({**DEV, "access": {"iam_policy_arns": admin, "allow_admin": True}}).access.allow_admin
 
 
-def test_existing_vpc_creates_only_subnets_nat_and_routes():
+NETWORK_TYPES = ("Vpc", "InternetGateway", "Subnet", "Eip", "NatGateway", "RouteTable", "RouteTableAssociation",
+                 "VpcEndpoint")
+
+
+def test_existing_vpc_creates_only_subnets_nat_routes_and_the_s3_endpoint():
     result = cached_plan({**DEV, "network": {"existing_vpc_id": "vpc-0123456789abcdef0", "cidr": "10.0.64.0/20"}})
-    network = sorted(r.type.split(":")[-1] for r in result.resources if r.type.startswith("aws:ec2/") and r.type.split(
-        ":")[-1] in ("Vpc", "InternetGateway", "Subnet", "Eip", "NatGateway", "RouteTable", "RouteTableAssociation"))
+    network = sorted(r.type.split(":")[-1] for r in result.resources
+                     if r.type.startswith("aws:ec2/") and r.type.split(":")[-1] in NETWORK_TYPES)
     assert network == ["Eip", "NatGateway", "RouteTable", "RouteTable", "RouteTableAssociation",
-                       "RouteTableAssociation", "Subnet", "Subnet"]
+                       "RouteTableAssociation", "Subnet", "Subnet", "VpcEndpoint"]
     subnets = [r.inputs for r in of_type(result, "aws:ec2/subnet:Subnet")]
     assert {s["vpcId"] for s in subnets} == {"vpc-0123456789abcdef0"}
     assert {s["cidrBlock"] for s in subnets} == {"10.0.64.0/22", "10.0.79.240/28"}
     nat_routes = [
         r for r in of_type(result, "aws:ec2/routeTable:RouteTable") if r.name == "gpufleet-nat-routes"][0]
     assert nat_routes.inputs["routes"][0]["gatewayId"] == "igw-placeholder"
+
+
+def test_s3_goes_through_a_free_gateway_endpoint_on_the_private_route_table_only():
+    """Datasets, checkpoints and the node config reach S3 without the NAT gateway's per-GB charge."""
+    result = cached_plan(DEV)
+    endpoint = one(result, "aws:ec2/vpcEndpoint:VpcEndpoint").inputs
+    assert (endpoint["serviceName"], endpoint["vpcEndpointType"]) == ("com.amazonaws.us-east-1.s3", "Gateway")
+    assert endpoint["routeTableIds"] == ["gpufleet-routes-id"] and endpoint["vpcId"] == "gpufleet-vpc-id"
+    assert "policy" not in endpoint  # the default full-access policy: the same reach as through the NAT gateway
+
+
+def test_an_existing_subnet_gets_no_network_resources_not_even_the_endpoint():
+    result = cached_plan({**DEV, "network": {"existing_subnet_id": "subnet-0123456789abcdef0"}})
+    assert [r.type for r in result.resources if r.type.split(":")[-1] in NETWORK_TYPES] == []
 
 
 def test_existing_subnet_in_another_az_fails_at_deploy_time_with_a_message():
