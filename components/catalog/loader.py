@@ -135,9 +135,10 @@ def read_sources(cloud: str, meta: dict) -> list[PriceSource]:
     excluded = tuple(e if isinstance(e, str) else f"{e['instance_type']} {e.get('region', '')}: {e.get('reason', '')}"
                      for e in meta.get("excluded") or ())
     default = PriceSource(cloud=cloud, source=meta["source"], snapshot_date=_date(meta["snapshot_date"]),
-                          notes=tuple(meta.get("notes") or ()), excluded=excluded)
+                          notes=tuple(meta.get("notes") or ()), excluded=excluded,
+                          not_before=_date(meta.get("snapshot_not_before")))
     named = [PriceSource(cloud=cloud, key=key, source=value["source"], snapshot_date=_date(value["snapshot_date"]),
-                         notes=tuple(value.get("notes") or ()))
+                         notes=tuple(value.get("notes") or ()), not_before=_date(value.get("snapshot_not_before")))
              for key, value in sorted((meta.get("sources") or {}).items())]
     return [default, *named]
 
@@ -168,7 +169,10 @@ def _money(text: str | None) -> float | None:
     return float(text) if text not in (None, "") else None
 
 
-def _date(value) -> date:
+def _date(value) -> date | None:
+    """A YAML date; None (`null`) where the source records none."""
+    if value is None:
+        return None
     return value if isinstance(value, date) else date.fromisoformat(str(value))
 
 

@@ -96,14 +96,32 @@ class Price:
 
 @dataclass(frozen=True)
 class PriceSource:
-    """Where a cloud's prices came from and when."""
+    """Where a cloud's prices came from and when.
+
+    `snapshot_date` is None when the source does not record its date (SkyPilot's catalog files carry none); then
+    `not_before` is the earliest date its content allows, where one is known (for example a price cut the rows
+    reflect). Ages are counted from `earliest`, so an undated snapshot is never reported fresher than it can be.
+    """
 
     cloud: str
     source: str
-    snapshot_date: date
+    snapshot_date: date | None
     notes: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()  # rows refused with the reason, e.g. "Standard_ND96isr_H100_v5 eastus: ..."
     key: str = ""  # "" for the file's default source, else the `sources:` key that rows name
+    not_before: date | None = None
+
+    @property
+    def earliest(self) -> date | None:
+        """The date the prices are from, or the earliest they can be from; None when nothing is known."""
+        return self.snapshot_date or self.not_before
+
+    @property
+    def date_label(self) -> str:
+        """"2026-01-21", "undated, not before 2025-06-01" or "undated"."""
+        if self.snapshot_date:
+            return self.snapshot_date.isoformat()
+        return f"undated, not before {self.not_before.isoformat()}" if self.not_before else "undated"
 
 
 # What a flag takes out of selection: the whole instance type or row, or one market's price.

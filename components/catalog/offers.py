@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from functools import lru_cache
 
 from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
 from .loader import Catalog
-from .models import InstanceType, Price
+from .models import InstanceType, Price, PriceSource
 from .zones import is_edge, location_rank, restricted_reason, zone_kind
 
 # `--fabric` values, in the spec's words: auto (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
@@ -118,8 +119,10 @@ class Offer:
             "usd_per_dense_pflop_hour": _round(self.usd_per_hour / pflops if self.usd_per_hour and pflops else None, 4),
             "relative_speed": _round(self.relative_speed, 3), "job_usd": _round(self.job_usd, 2),
             "job_hours": _round(self.job_hours, 2),
-            "price_source": source.source if source else "", "snapshot_date": source.snapshot_date.isoformat()
-            if source else None, "reasons": list(self.reasons),
+            "price_source": source.source if source else "",
+            "snapshot_date": source.snapshot_date.isoformat() if source and source.snapshot_date else None,
+            "snapshot_not_before": source.not_before.isoformat() if source and source.not_before else None,
+            "prices_from": source.date_label if source else "", "reasons": list(self.reasons),
         }
 
 
@@ -345,8 +348,13 @@ def _by_location(catalog: Catalog) -> dict:
 def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -> str:
     """Of the sources whose rows price this location (its zone's and the region's), the one with the oldest date."""
     keys = sorted({p.source for p in rows if p.zone in ("", zone)})
-    dated = [(catalog.source_of_key(cloud, k).snapshot_date, k) for k in keys if catalog.source_of_key(cloud, k)]
+    dated = [(_age_basis(catalog.source_of_key(cloud, k)), k) for k in keys if catalog.source_of_key(cloud, k)]
     return min(dated)[1] if dated else keys[0]
+
+
+def _age_basis(source: PriceSource) -> date:
+    """What an age is counted from; a source with no known date counts as the oldest."""
+    return source.earliest or date.min
 
 
 def _max(values) -> float | None:

@@ -61,7 +61,7 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
                _money(d["usd_per_month"], 0), _money(d["usd_per_gpu_hour"]), _money(d["usd_per_dense_pflop_hour"])]
         if job:
             row += [_num(d["relative_speed"], "x"), _num(d["job_hours"]), _money(d["job_usd"], 0)]
-        table.add_row(*(escape(cell) for cell in row), d["snapshot_date"] or "")
+        table.add_row(*(escape(cell) for cell in row), d["prices_from"])
     console.print(table)
     if job:
         console.print(f"job: {req.job_gpu_hours:g} GPU-hours on {req.reference_gpu}; speed = dense BF16 TFLOPS "
@@ -89,7 +89,8 @@ def catalog_rows(offers: Iterable[Offer], req: Requirement, catalog: Catalog) ->
                        "network_gbps": i.network_gbps, "network_burst": i.network_burst, "nvswitch": i.nvswitch,
                        "network_cards": i.network_cards, "efa_interfaces": i.efa_interfaces,
                        "region": d["region"], "zone": d["zone"], "zone_kind": d["zone_kind"]}
-                    | d["node_usd_per_hour"] | {"price_source": d["price_source"], "snapshot_date": d["snapshot_date"]})
+                    | d["node_usd_per_hour"] | {key: d[key] for key in ("price_source", "snapshot_date",
+                                                          "snapshot_not_before", "prices_from")})
     return rows
 
 
@@ -104,7 +105,7 @@ def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: l
         cells = [r["cloud"], r["instance_type"], f"{r['gpus_per_node']}x {r['gpu']}", f"{r['gpu_memory_gib']:g}",
                  str(r["vcpus"]), f"{r['memory_gib']:g}", fabric, "yes" if r["nvswitch"] else "no", r["region"],
                  _zone(r), *(_money(r[k]) for k in ("on_demand", "spot", "reserved_1y", "reserved_3y")),
-                 r["snapshot_date"] or ""]
+                 r["prices_from"]]
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
     console.print("- = no public price in the catalog (missing, not zero)")

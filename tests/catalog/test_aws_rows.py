@@ -38,10 +38,14 @@ def test_known_rows(name, gpus, gpu, vcpus, memory, efa, cards, nvswitch):
         gpus, gpu, vcpus, memory, efa, cards, nvswitch)
 
 
-def test_every_price_row_names_a_source_with_a_date():
+def test_every_price_row_names_a_source_with_a_date_or_says_why_it_has_none():
+    """A source without a recorded date is never given an invented one: its file's notes say why it is undated."""
     for p in CAT.raw_prices:
         source = CAT.source_of(p)
-        assert source is not None and source.source and source.snapshot_date, p
+        assert source is not None and source.source, p
+        if source.snapshot_date is None:
+            notes = " ".join(CAT.source_of_key(p.cloud, "").notes)
+            assert "records no snapshot date" in notes, (p.cloud, source.key)
 
 
 def test_known_prices_and_missing_ones_stay_missing():

@@ -36,8 +36,9 @@ class TestSelect:
         doc = json.loads(first)
         offer = doc["offers"][0]
         for key in ("usd_per_hour", "usd_per_month", "usd_per_gpu_hour", "usd_per_dense_pflop_hour", "zone",
-                    "price_source", "snapshot_date"):
+                    "price_source", "prices_from"):
             assert offer[key] is not None, key
+        assert offer["snapshot_date"] or offer["prices_from"].startswith("undated")
         assert offer["usd_per_month"] == pytest.approx(offer["usd_per_hour"] * 730, abs=0.01)
         assert offer["usd_per_gpu_hour"] == pytest.approx(offer["usd_per_hour"] / 16, abs=1e-3)
         assert offer["usd_per_dense_pflop_hour"] == pytest.approx(offer["usd_per_hour"] / (16 * 989.4 / 1000), abs=1e-3)

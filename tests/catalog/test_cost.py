@@ -16,6 +16,7 @@ from gpufleet.catalog.cost import (
     hourly_cost,
     market_costs,
 )
+from gpufleet.catalog.models import PriceSource
 from gpufleet.catalog.selector import select
 from gpufleet.spec.parse import parse_cluster_spec
 
@@ -111,6 +112,27 @@ class TestFreshness:
         assert catalog_age_warning(today, cat, "aws") is None
         assert "2026-09-01 (81 days old" in catalog_age_warning(today, cat)
         assert catalog_age_line(today, cat, "gcp") == "catalog prices for gcp from 2026-09-01 (81 days old)"
+
+    def test_an_undated_source_counts_from_its_earliest_possible_date(self):
+        undated = PriceSource(cloud="aws", source="undated aws", snapshot_date=None, not_before=date(2025, 6, 1))
+        cat = catalog([instance()], [price()], [undated])
+        today = date(2026, 12, 3)
+        assert catalog_age_days(today, cat, "aws") == 550
+        assert catalog_age_line(today, cat, "aws") == (
+            "catalog prices for aws from an undated snapshot, not before 2025-06-01 (up to 550 days old)")
+        assert "have no recorded date; they are from 2025-06-01 or later (up to 550 days old)" in (
+            catalog_age_warning(today, cat, "aws"))
+
+    def test_an_undated_source_without_a_bound_always_warns_and_ranks_oldest(self):
+        unknown = PriceSource(cloud="gcp", source="undated gcp", snapshot_date=None, key="b")
+        cat = catalog([instance()], [price(), price(cloud="gcp", source="b")],
+                      [source("aws", date(2026, 12, 1)), unknown])
+        today = date(2026, 12, 3)
+        assert catalog_age_days(today, cat, "gcp") is None
+        assert catalog_age_line(today, cat, "gcp") == "catalog prices for gcp from an undated snapshot (age unknown)"
+        assert "have no recorded date (their age is unknown)" in catalog_age_warning(today, cat, "gcp")
+        assert catalog_age_warning(today, cat, "aws") is None
+        assert "age unknown" in catalog_age_line(today, cat)  # the oldest of every cloud's is the undated one
 
     def test_warning_starts_after_the_limit(self):
         cat = catalog([instance()], [price()], [source("aws", date(2026, 11, 1))])
