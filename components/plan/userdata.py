@@ -22,7 +22,7 @@ class NamedInputs:
     name: str
     inputs: dict
 
-USER_DATA_KEYS = ("userData", "customData", "user-data")
+USER_DATA_KEYS = ("userData", "userDataBase64", "customData", "user-data")
 GZIP_MAGIC = b"\x1f\x8b"
 
 

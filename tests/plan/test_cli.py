@@ -128,3 +128,20 @@ def test_the_plan_shows_how_much_of_the_user_data_limit_each_node_group_takes(st
     cloud = document["outputs"]["cloud"]
     for name, text in texts.items():
         assert f"user data of {name}: {measured_size(text, cloud):,} of {limit}" in out, (name, out[-800:])
+
+
+def test_the_aws_monitoring_server_user_data_is_measured_too():
+    """The server's `userDataBase64` counts against the same 16 KB as the nodes' template."""
+    code, out, _ = planned("plan", "aws-train", "--set", "monitoring.server=true")
+    assert code == 0
+    assert "user data of gpufleet-monitoring-server: " in out and "of 16,384 gzip-compressed bytes" in out
+
+
+def test_a_node_config_in_s3_is_named_as_such_and_written_by_out(tmp_path):
+    from tests.plan.plan_docs import NODE_CONFIG_IN_S3
+    sets = [arg for item in NODE_CONFIG_IN_S3 for arg in ("--set", item)]
+    code, out, _ = planned("plan", "aws-train", *sets, "--out", str(tmp_path))
+    assert code == 0
+    assert "user data of gpufleet-node-config-object: " in out and "stored in S3 and fetched at boot" in out
+    assert (tmp_path / "gpufleet-node-config-object.user-data.yaml").read_text().startswith("#cloud-config\n")
+    assert (tmp_path / "gpufleet-lt.user-data.yaml").read_text().startswith("#cloud-boothook\n")
