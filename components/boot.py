@@ -26,7 +26,6 @@ NVLSM_ARCHITECTURES = frozenset({"blackwell"})
 # Azure ND topology files shipped in the Azure HPC images (azhpc-images ndv4.sh / ndv5.sh), by GPU architecture,
 # used when the catalog row has no `extra.nccl_topo_file`.
 AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/microsoft/ndv5-topo.xml"}
-SPOT_MARKETS = ("spot", "mixed")
 # Catalog fabrics whose transport the node stack cannot start (see gcp/rules.py): such nodes run NCCL over TCP.
 NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
 
@@ -34,18 +33,6 @@ NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
 def node_fabric(selection: Selection) -> str | None:
     """The fabric the node configures: the selection's, except transports gpufleet cannot start."""
     return None if selection.fabric in NODE_TCP_FABRICS else selection.fabric
-
-
-def watcher_runs(spec) -> bool:
-    """Whether the node's watcher runs (and so can drain and acknowledge the cloud's termination notices). On AWS it
-    always runs: every group has the termination hook (scale-in, repair, instance refresh, a Capacity Block's end,
-    spot), which the watcher completes once drained; a cloud-config that no longer fits 16 KB goes through S3
-    (`gpufleet.aws.node_config`). GCP GPU VMs cannot live-migrate: host maintenance stops them on every market, so
-    there it always runs too. An Azure inference fleet scales in through the scale set's Terminate notice (its load
-    balancer has no deregistration delay), so there the watcher stops Triton before the node is deleted. Azure's
-    other on-demand nodes go without."""
-    return spec.market.type in SPOT_MARKETS or spec.cloud in ("aws", "gcp") or (
-        spec.cloud == "azure" and spec.workload == "inference")
 
 
 def driver_flavor(selection: Selection) -> str:
@@ -66,9 +53,9 @@ def nccl_topo_file(selection: Selection) -> str | None:
 
 
 def aws_lifecycle_hook(spec) -> str:
-    """The termination hook the node's watcher completes once drained (AWS groups declare it; see aws/fleet.py)."""
+    """The termination hook the node's watcher completes once drained (every AWS group declares it; aws/fleet.py)."""
     from .aws.capacity import DRAIN_HOOK_NAME  # here, not at the top: gpufleet.aws imports this module
-    return DRAIN_HOOK_NAME if spec.cloud == "aws" and watcher_runs(spec) else ""
+    return DRAIN_HOOK_NAME if spec.cloud == "aws" else ""
 
 
 def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
@@ -107,7 +94,11 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         node_exporter=node.exporters.node,
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
-        spot_watcher=watcher_runs(spec),
+        # The watcher runs on every node, whatever the market, so every way a node leaves can drain it first: spot
+        # notices; AWS's termination hook (scale-in, repair, instance refresh, a Capacity Block's end); GCP host
+        # maintenance (GPU VMs cannot live-migrate); Azure's Terminate notice (scale-in, delete, automatic repair);
+        # and, with no notice at all, the drain at shutdown. AWS user data over 16 KB goes through S3.
+        spot_watcher=True,
         drain_command=serving_drain_command(selection) or node.spot.drain_command,
         drain_on_rebalance=node.spot.drain_on_rebalance,
         aws_lifecycle_hook=aws_lifecycle_hook(spec),

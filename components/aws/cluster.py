@@ -20,7 +20,6 @@ import pulumi
 import pulumi_aws as aws
 
 from ..args import GpuClusterArgs
-from ..boot import aws_lifecycle_hook
 from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
 from ..monitoring.scrape import aws_jobs, scrape_config_text
@@ -118,7 +117,7 @@ class AwsGpuCluster(GpuClusterOutputs):
         network = self.network
         self.security_group = build_security_group(name, spec, network.vpc_id, tag, child)
         self.placement = build_placement_group(name, selection, tag, child)
-        self.identity = build_instance_profile(name, cluster_hash(name), bool(aws_lifecycle_hook(spec)), tag, child)
+        self.identity = build_instance_profile(name, cluster_hash(name), tag, child)
         extra_policies = grant_node_permissions(name, spec, self.identity.role.name, child, inputs.iam_policy_arns)
         self.shared_storage = build_shared_storage(name, spec, network.vpc_id, network.subnet_id,
                                                    self.security_group.id, network.vpc_cidr, tag, child)

@@ -1,13 +1,13 @@
 """The Auto Scaling group that runs the nodes: on-demand, spot or mixed, all in one subnet and placement group.
 
 Spot uses price-capacity-optimized allocation with capacity rebalance, as AWS recommends. Capacity rebalance makes
-the group terminate an at-risk node itself, with no spot interruption notice, so wherever the node's watcher runs
-(spot, mixed, Capacity Blocks) every termination goes through a lifecycle hook (`capacity.DRAIN_HOOK_NAME`): the
-watcher sees `autoscaling/target-lifecycle-state` turn to Terminated in IMDS, runs the drain once and completes the
-action. With the hook, rebalance is safe to keep on; `node.spot.drain_on_rebalance` drains earlier still, at the
-recommendation itself. Nodes without a watcher get no hook: nothing would complete it, and each would wait out its
-timeout on the bill. The hook is its own resource, not one of the group's `initial_lifecycle_hooks` (which AWS
-applies only when the group is created), so a change of market adds or removes it without replacing the group.
+the group terminate an at-risk node itself, with no spot interruption notice, so every termination goes through a
+lifecycle hook (`capacity.DRAIN_HOOK_NAME`), on every market: scale-in, repair, instance refresh and a Capacity
+Block's end too. The node's watcher sees `autoscaling/target-lifecycle-state` turn to Terminated in IMDS, runs the
+drain once and completes the action. With the hook, rebalance is safe to keep on; `node.spot.drain_on_rebalance`
+drains earlier still, at the recommendation itself. The hook is its own resource, not one of the group's
+`initial_lifecycle_hooks` (which AWS applies only when the group is created), so an existing group gains it
+without being replaced.
 
 The node count is the group's size and nothing else, so changing it touches only this resource (and, inside a
 Capacity Block, its scheduled actions). Running nodes are replaced only by an explicit `rollout` (instance refresh).
@@ -18,7 +18,6 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ..boot import aws_lifecycle_hook
 from ..catalog.selector import Selection
 from .capacity import DRAIN_HOOK_NAME, DRAIN_HOOK_TIMEOUT_SEC, fleet_sizing
 from .serving import HEALTH_CHECK_GRACE_SEC, group_args, group_ignore_changes
@@ -57,11 +56,10 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
         region=spec.region,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=ignore_changes or None)),
     )
-    if aws_lifecycle_hook(spec):
-        aws.autoscaling.LifecycleHook(
-            f"{name}-drain-hook", autoscaling_group_name=group.name, name=DRAIN_HOOK_NAME,
-            lifecycle_transition=TERMINATING, default_result="CONTINUE", heartbeat_timeout=DRAIN_HOOK_TIMEOUT_SEC,
-            region=spec.region, opts=opts)
+    aws.autoscaling.LifecycleHook(
+        f"{name}-drain-hook", autoscaling_group_name=group.name, name=DRAIN_HOOK_NAME,
+        lifecycle_transition=TERMINATING, default_result="CONTINUE", heartbeat_timeout=DRAIN_HOOK_TIMEOUT_SEC,
+        region=spec.region, opts=opts)
     for action in sizing.schedule:
         aws.autoscaling.Schedule(
             f"{name}-{action.role}", autoscaling_group_name=group.name, scheduled_action_name=f"gpufleet-{action.role}",

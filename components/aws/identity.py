@@ -24,8 +24,7 @@ EC2_TRUST = {
 }
 
 
-# What a node may do to its own group: report itself unhealthy, and, where its watcher runs, finish (or extend) its
-# own drain hook.
+# What a node may do to its own group: report itself unhealthy, and finish (or extend) its own drain hook.
 HEALTH_ACTIONS = ("autoscaling:SetInstanceHealth",)
 DRAIN_HOOK_ACTIONS = ("autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat")
 
@@ -36,15 +35,14 @@ class NodeIdentity:
     profile: aws.iam.InstanceProfile
 
 
-def health_report_policy(cluster_id: str, drain_hook: bool) -> dict:
+def health_report_policy(cluster_id: str) -> dict:
     """Allows the node's group actions only on Auto Scaling groups that carry this cluster's hash tag, and finding
-    its own group's name (Describe actions take no resource or tag condition; the answer is read-only). The lifecycle
-    actions only where the group has the drain hook (`drain_hook`)."""
+    its own group's name (Describe actions take no resource or tag condition; the answer is read-only)."""
     return {
         "Version": "2012-10-17",
         "Statement": [{
             "Effect": "Allow",
-            "Action": [*(DRAIN_HOOK_ACTIONS if drain_hook else ()), *HEALTH_ACTIONS],
+            "Action": [*DRAIN_HOOK_ACTIONS, *HEALTH_ACTIONS],
             "Resource": "*",
             "Condition": {"StringEquals": {f"autoscaling:ResourceTag/{CLUSTER_TAG}": cluster_id}},
         }, {
@@ -55,12 +53,12 @@ def health_report_policy(cluster_id: str, drain_hook: bool) -> dict:
     }
 
 
-def build_instance_profile(name: str, cluster_id: str, drain_hook: bool, tag: Tagger,
+def build_instance_profile(name: str, cluster_id: str, tag: Tagger,
                            opts: pulumi.ResourceOptions) -> NodeIdentity:
     role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(EC2_TRUST, sort_keys=True), tags=tag("role"),
                         description="gpufleet GPU node: SSM access, own health reporting and drain hook", opts=opts)
     aws.iam.RolePolicyAttachment(f"{name}-role-ssm", role=role.name, policy_arn=SSM_POLICY_ARN, opts=opts)
     aws.iam.RolePolicy(f"{name}-role-health", role=role.id, opts=opts,
-                       policy=json.dumps(health_report_policy(cluster_id, drain_hook), sort_keys=True))
+                       policy=json.dumps(health_report_policy(cluster_id), sort_keys=True))
     profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tag("profile"), opts=opts)
     return NodeIdentity(role=role, profile=profile)

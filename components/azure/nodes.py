@@ -115,7 +115,7 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
                     load_balancer_backend_address_pools=[compute.SubResourceArgs(id=backend_pool_id)] if backend_pool_id else None,
                 )])]),
         diagnostics_profile=compute.DiagnosticsProfileArgs(boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)),
-        scheduled_events_profile=scheduled_events(spec),
+        scheduled_events_profile=scheduled_events(),
         extension_profile=health_extension_profile(),
     )
     return compute.VirtualMachineScaleSet(

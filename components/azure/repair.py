@@ -10,9 +10,9 @@ the target count when capacity returns. Azure disables it only for scale sets th
 scale sets do not. (The documentation's template pairs it with `singlePlacementGroup: false`, but lists no
 restriction for single-placement-group InfiniBand scale sets; unverified there.)
 
-Termination notices: `terminateNotificationProfile` holds a delete or scale-in for up to five minutes so that the
-node's watcher can drain and acknowledge the `Terminate` event; it is enabled only where the watcher runs, since an
-unacknowledged notice only delays the delete.
+Termination notices: `terminateNotificationProfile` holds a delete, scale-in or repair for up to five minutes so
+that the node's watcher (on every node) can drain and acknowledge the `Terminate` event; the acknowledgement lets the
+delete go ahead at once.
 
 Roll-outs: `upgradePolicy` stays Manual (a changed model reaches a node only when it is reimaged or replaced), or
 Rolling with `rollout.enabled`, replacing `rollout.max_unavailable` nodes per batch (health-gated by the extension).
@@ -26,7 +26,6 @@ import pulumi_azure_native as azure_native
 
 from gpufleet.cloud_init.endpoints import HEALTH_ENDPOINT_PATH, HEALTH_ENDPOINT_PORT
 
-from ..boot import watcher_runs
 from ..spec import ClusterSpec
 
 compute = azure_native.compute
@@ -55,9 +54,7 @@ def spot_restore(priority: str) -> azure_native.compute.SpotRestorePolicyArgs | 
     return compute.SpotRestorePolicyArgs(enabled=True, restore_timeout=SPOT_RESTORE_TIMEOUT)
 
 
-def scheduled_events(spec: ClusterSpec) -> azure_native.compute.ScheduledEventsProfileArgs | None:
-    if not watcher_runs(spec):
-        return None
+def scheduled_events() -> azure_native.compute.ScheduledEventsProfileArgs:
     return compute.ScheduledEventsProfileArgs(terminate_notification_profile=compute.TerminateNotificationProfileArgs(
         enable=True, not_before_timeout=TERMINATE_NOTICE))
 

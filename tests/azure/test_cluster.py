@@ -323,10 +323,11 @@ def test_spot_scale_sets_restore_evicted_nodes_and_on_demand_ones_need_not():
     assert "spotRestorePolicy" in sets["gpufleet-spot-nodes"] and "spotRestorePolicy" not in sets["gpufleet-nodes"]
 
 
-def test_terminate_notices_are_enabled_only_where_the_watcher_acknowledges_them():
-    assert profile(plan_of(TRAIN))["scheduledEventsProfile"] == {
-        "terminateNotificationProfile": {"enable": True, "notBeforeTimeout": "PT5M"}}
-    assert "scheduledEventsProfile" not in profile(plan_of(DEV))
+def test_terminate_notices_are_enabled_on_every_market_for_the_watcher_to_acknowledge():
+    """On-demand training nodes drain on scale-in, delete and repair too: the watcher runs on every node."""
+    for spec in (TRAIN, DEV):
+        assert profile(plan_of(spec))["scheduledEventsProfile"] == {
+            "terminateNotificationProfile": {"enable": True, "notBeforeTimeout": "PT5M"}}
 
 
 def test_rollout_makes_the_upgrade_policy_rolling_in_batches():

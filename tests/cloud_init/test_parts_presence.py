@@ -22,14 +22,6 @@ def _always(s) -> bool:
     return True
 
 
-def _spot(s) -> bool:
-    """Spot nodes everywhere, every GCP node (host maintenance stops GPU VMs on every market), every AWS node (all
-    leave through the group's termination hook) and Azure inference nodes (their scale-in drains through the
-    Terminate notice): only Azure's on-demand training nodes go without."""
-    return s.spec.market.type in ("spot", "mixed") or s.spec.cloud in ("aws", "gcp") or (
-        s.spec.cloud == "azure" and s.spec.workload == "inference")
-
-
 # (part, node paths, condition on the Selection). Issue 3's parts 1-9 and issue 2's base profile.
 PARTS = [
     ("installer, per-boot oneshot and target", ["/usr/local/sbin/gpufleet-install", "/usr/local/sbin/gpufleet-boot",
@@ -71,8 +63,8 @@ PARTS = [
      lambda s: s.spec.cloud in ("gcp", "azure")),
     ("signed Auto Scaling calls without the AWS CLI", ["/usr/local/sbin/gpufleet-aws"],
      lambda s: s.spec.cloud == "aws" and s.spec.image.kind != "driver-ready"),
-    ("spot watcher and drain hook", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
-                                     "/etc/gpufleet/drain-hook", UNITS + "gpufleet-shutdown-drain.service"], _spot),
+    ("watcher and drain hook (every node)", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
+                                     "/etc/gpufleet/drain-hook", UNITS + "gpufleet-shutdown-drain.service"], _always),
     ("acceptance check and reporting", ["/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-report-health",
                                         UNITS + "gpufleet-health.service"], _always),
 ]
@@ -80,7 +72,7 @@ ENABLED_UNITS = [("gpufleet-boot.service", _always), ("gpufleet-health.service",
                  ("gpufleet-node.target", _always), ("gpufleet-mps.service", lambda s: s.spec.node.mps.enabled),
                  ("gpufleet-dcgm-exporter.service", lambda s: s.spec.node.exporters.dcgm),
                  ("gpufleet-node-exporter.service", lambda s: s.spec.node.exporters.node),
-                 ("gpufleet-watcher.service", _spot), ("gpufleet-shutdown-drain.service", _spot),
+                 ("gpufleet-watcher.service", _always), ("gpufleet-shutdown-drain.service", _always),
                  ("gpufleet-job-metrics.timer",
                   lambda s: s.spec.node.exporters.node and s.spec.node.isolation.enabled and s.spec.inference is None),
                  ("gpufleet-job-metrics.service", lambda s: False)]  # started by its timer, never enabled
