@@ -74,9 +74,10 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
     problems += user_data_problems(cloud_config, spec.cloud)
     if problems:
         raise SpecError(_unique(problems))
-    warnings = (*selection.warnings, *missing_price_warnings(selection), *rules.plan_warnings(selection))
-    values = {f.name: getattr(selection, f.name) for f in fields(Selection)}
     by_reference = spec.cloud in BY_REFERENCE and not fits_inline(cloud_config, spec.cloud)
+    warnings = (*selection.warnings, *missing_price_warnings(selection), *rules.plan_warnings(selection),
+                *by_reference_warnings(spec, cloud_config, by_reference))
+    values = {f.name: getattr(selection, f.name) for f in fields(Selection)}
     return ClusterPlan(**{**values, "warnings": tuple(dict.fromkeys(warnings))}, cluster_name=name,
                        cloud_config=cloud_config, by_reference=by_reference,
                        user_data="" if by_reference else encode_user_data(cloud_config, spec.cloud))
@@ -102,6 +103,17 @@ def user_data_problems(cloud_config: str, cloud: str) -> list[Problem]:
         return []
     return [Problem("node", f"{size} {unit} of {cloud} user data", f"{cloud} allows at most {limit} {unit}; shorten `node.nccl.env` or `node.spot.drain_command`, or turn off optional parts "
                     "(`node.exporters`, `node.health`, `node.mps`, `node.mig`)")]
+
+
+def by_reference_warnings(spec: ClusterSpec, cloud_config: str, by_reference: bool) -> list[str]:
+    """A node config fetched from S3 needs a route to S3 from the nodes' subnet: gpufleet's own network has one (its
+    S3 gateway endpoint and NAT gateway), an existing subnet may not."""
+    if not (by_reference and spec.network.existing_subnet_id):
+        return []
+    size = measured_size(cloud_config, spec.cloud)
+    return [f"the node config ({size:,} gzip bytes, over the launch template's {LIMITS[spec.cloud][0]:,}) is fetched "
+            "from S3 at boot: the route table of `network.existing_subnet_id` needs a NAT gateway or an S3 gateway "
+            "endpoint, or each node powers off after 10 minutes of retries and the group replaces it"]
 
 
 def missing_price_warnings(selection: Selection) -> list[str]:

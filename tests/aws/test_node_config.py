@@ -97,3 +97,14 @@ def test_a_node_count_change_touches_neither_the_object_nor_the_template():
     for token in ("aws:s3/bucketObjectv2:BucketObjectv2", "aws:ec2/launchTemplate:LaunchTemplate",
                   "aws:s3/bucket:Bucket"):
         assert one(small, token).inputs == one(large, token).inputs
+
+
+def test_an_existing_subnet_is_warned_that_nodes_need_a_route_to_s3():
+    from gpufleet.pipeline import plan_cluster
+    from gpufleet.spec.parse import parse_cluster_spec
+    existing = {**LARGE, "network": {"existing_subnet_id": "subnet-0123456789abcdef0"}}
+    [warning] = [w for w in plan_cluster(parse_cluster_spec(existing)).warnings if "fetched from S3" in w]
+    assert "needs a NAT gateway or an S3 gateway endpoint" in warning
+    assert not [w for w in plan_cluster(parse_cluster_spec(LARGE)).warnings if "fetched from S3" in w]
+    small = {**SMALL, "network": {"existing_subnet_id": "subnet-0123456789abcdef0"}}
+    assert not [w for w in plan_cluster(parse_cluster_spec(small)).warnings if "fetched from S3" in w]
