@@ -39,6 +39,10 @@ def deploy_failure(spec: dict, calls: dict) -> str:
 
 
 def user_data(result) -> str:
+    """The node's cloud-config: the launch template's, or the S3 object's where it is too large for the template."""
+    stored = of_type(result, "aws:s3/bucketObjectv2:BucketObjectv2")
+    if stored:
+        return stored[0].inputs["content"]
     encoded = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]
     return gzip.decompress(base64.b64decode(encoded)).decode()
 

@@ -49,6 +49,7 @@ class MetadataServer:
         self.token_used = 0
         self.maintenance_event = "NONE"
         self.instance_action: str | None = None  # a raw instance-action body, valid or not
+        self.aws_scheduled_events: str | None = None  # events/maintenance/scheduled body; None answers 404
         self.notice_at: float | None = None
         self.rebalance_at: float | None = None
         self.acks: list[dict] = []
@@ -180,6 +181,8 @@ class MetadataServer:
                                "application/json")
         if path == "/latest/meta-data/events/recommendations/rebalance" and self.rebalance_at is not None:
             return self._reply(handler, 200, json.dumps({"noticeTime": "2026-12-02T11:00:00Z"}), "application/json")
+        if path == "/latest/meta-data/events/maintenance/scheduled" and self.aws_scheduled_events is not None:
+            return self._reply(handler, 200, self.aws_scheduled_events, "application/json")
         if path == "/latest/meta-data/autoscaling/target-lifecycle-state":
             return self._reply(handler, 200, self.lifecycle_state or "InService")
         answers = {"/latest/meta-data/instance-id": "i-0123456789abcdef0",

@@ -205,6 +205,50 @@ def test_rebalance_drains_once_when_asked(watcher_script, tmp_path):
         assert watcher.runs() == ["rebalance"]
 
 
+def scheduled(code: str, starts_in: float, state: str = "active") -> str:
+    """An events/maintenance/scheduled answer in IMDS's own format ("21 Jan 2019 09:00:43 GMT")."""
+    def stamp(offset: float) -> str:
+        return time.strftime("%d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + offset))
+    return json.dumps([{"NotBefore": stamp(starts_in), "Code": code, "Description": "scheduled " + code,
+                        "EventId": "instance-event-0d59937288b749b32", "NotAfter": stamp(starts_in + 1000),
+                        "State": state}], indent=2)
+
+
+def test_an_aws_scheduled_event_drains_only_near_its_start(watcher_script, tmp_path):
+    """A reboot announced for two hours from now is logged and jobs keep running; once it is within the lead time
+    (15 min by default) the node drains, once."""
+    with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url,
+                                                  GPUFLEET_MAINTENANCE_CHECK_SECONDS="0") as watcher:
+        server.aws_scheduled_events = scheduled("system-reboot", 7200)
+        assert wait_until(lambda: "scheduled event system-reboot" in watcher.output())
+        answered(server, 10)
+        assert watcher.runs() == []
+        server.aws_scheduled_events = scheduled("system-reboot", 600)
+        watcher.wait_for_runs(1)
+        answered(server)
+        assert watcher.runs() == ["maintenance"]
+
+
+@pytest.mark.parametrize("events", [scheduled("system-reboot", 60, state="completed"),
+                                    scheduled("system-reboot", 60, state="canceled"),
+                                    scheduled("instance-repaint", 60), "[]", ""])
+def test_aws_scheduled_events_that_are_not_due_maintenance_never_drain(watcher_script, tmp_path, events):
+    with MetadataServer("aws") as server, Watcher(watcher_script, tmp_path, "aws", server.url,
+                                                  GPUFLEET_MAINTENANCE_CHECK_SECONDS="0") as watcher:
+        server.aws_scheduled_events = events
+        answered(server, 12)
+        assert watcher.runs() == [] and watcher.process.poll() is None
+
+
+def test_aws_retirement_already_past_its_start_drains_at_once(watcher_script, tmp_path):
+    with MetadataServer("aws") as server:
+        server.aws_scheduled_events = scheduled("instance-retirement", -30)
+        with Watcher(watcher_script, tmp_path, "aws", server.url) as watcher:
+            watcher.wait_for_runs(1)
+            assert watcher.runs() == ["maintenance"]
+            assert "instance-retirement instance-event-0d59937288b749b32 not before" in watcher.output()
+
+
 def test_a_restarted_daemon_does_not_drain_again(watcher_script, tmp_path):
     with MetadataServer("gcp") as server:
         server.notice()
