@@ -34,8 +34,9 @@ def node_user_data(name: str, spec: ClusterSpec, cloud_config: pulumi.Input[str]
         return cloud_init.encode_user_data(cloud_config, CLOUD)
     if inline:
         return pulumi.Output.from_input(cloud_config).apply(lambda text: cloud_init.encode_user_data(text, CLOUD))
-    bucket = aws.s3.Bucket(f"{name}-node-config", bucket_prefix=f"gpufleet-node-config-{cluster_id}-"[:BUCKET_PREFIX_MAX],
-                           force_destroy=True, tags=tag("node-config"), region=spec.region, opts=opts)
+    prefix = f"gpufleet-node-config-{cluster_id}-"[:BUCKET_PREFIX_MAX]
+    bucket = aws.s3.Bucket(f"{name}-node-config", bucket_prefix=prefix, force_destroy=True, tags=tag("node-config"),
+                           region=spec.region, opts=opts)
     guards = [
         aws.s3.BucketPublicAccessBlock(f"{name}-node-config-public", bucket=bucket.id, block_public_acls=True,
                                        block_public_policy=True, ignore_public_acls=True,
@@ -61,7 +62,6 @@ def node_user_data(name: str, spec: ClusterSpec, cloud_config: pulumi.Input[str]
                                   policy=bucket.arn.apply(lambda arn: json.dumps(read_policy(arn), sort_keys=True)))
     return pulumi.Output.all(bucket.bucket, text, stored.key, readable.id).apply(
         lambda values: cloud_init.encode_user_data(aws_bootstrap(values[0], values[1]), CLOUD))
-
 
 
 def read_policy(bucket_arn: str) -> dict:

@@ -35,7 +35,8 @@ COMPUTED_OUTPUTS: dict[str, dict] = {
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
     "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
     # The node-config bucket's name, which the boothook in the launch template carries (AWS names it from a prefix).
-    "aws:s3/bucket:Bucket": {"bucket": "gpufleet-node-config-placeholder", "arn": "arn:aws:s3:::gpufleet-node-config-placeholder"},
+    "aws:s3/bucket:Bucket": {"bucket": "gpufleet-node-config-placeholder",
+                             "arn": "arn:aws:s3:::gpufleet-node-config-placeholder"},
     "gcp:compute/instanceGroupManager:InstanceGroupManager": {"instanceGroup": "instance-group-placeholder"},
     "gcp:compute/forwardingRule:ForwardingRule": {"ipAddress": "10.0.0.250"},
 }

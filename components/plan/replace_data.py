@@ -150,7 +150,8 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
         "storageCapacity grows in place; a smaller capacity replaces the filesystem (CustomizeDiff)",
         checked="06ee53d9fed4877dc55cefbe3ba1423b863eda61"),
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": _facts(
-        "dataRepositoryPath fileSystemId fileSystemPath", f"{TF_AWS} internal/service/fsx/data_repository_association.go",
+        "dataRepositoryPath fileSystemId fileSystemPath",
+        f"{TF_AWS} internal/service/fsx/data_repository_association.go",
         checked="0a77465627efb9003f87978f901d1a4004a2fc09"),
     # The node config bucket (only where the user data exceeds 16 KB, gpufleet.aws.node_config)
     "aws:s3/bucket:Bucket": _facts(

@@ -114,7 +114,8 @@ def private_buckets(resources: list[Resource], config: dict):
     blocks = [r for r in resources if r.type == PUBLIC_ACCESS_BLOCK]
     for bucket in (r for r in resources if r.type == BUCKET):
         block = next((b for b in blocks if b.props.get("bucket") in bucket.ids()), None)
-        off = PUBLIC_ACCESS_FLAGS if block is None else [f for f in PUBLIC_ACCESS_FLAGS if not truthy(block.props.get(f))]
+        off = PUBLIC_ACCESS_FLAGS if block is None else [
+            f for f in PUBLIC_ACCESS_FLAGS if not truthy(block.props.get(f))]
         if off:
             yield bucket, Finding(f"bucket {bucket.name} does not block public access ({', '.join(off)} not set)",
                                   "declare an aws.s3.BucketPublicAccessBlock for it with all four settings true")

@@ -33,7 +33,8 @@ def boothook_script(tmp_path: Path, server: MetadataServer, config: str = CONFIG
     return script
 
 
-def run_boothook(tmp_path: Path, server: MetadataServer, script: Path, attempts: int = 3) -> subprocess.CompletedProcess:
+def run_boothook(tmp_path: Path, server: MetadataServer, script: Path,
+                 attempts: int = 3) -> subprocess.CompletedProcess:
     """Runs it with a fake systemctl that records its arguments; cloud.cfg.d and gpufleet-aws go under tmp_path."""
     tools = tmp_path / "bin"
     tools.mkdir(exist_ok=True)

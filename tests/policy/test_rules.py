@@ -13,7 +13,8 @@ from gpufleet.policy.rules import RULES
 from ..plan.plan_docs import NODE_CONFIG_IN_S3, STACKS, plan_doc
 from .mutations import CORPUS, OVERRIDES, mutated
 
-VARIANTS = [("aws-train", *NODE_CONFIG_IN_S3), ("aws-train", "market=mixed"), ("aws-train", "nodes=4"), ("gcp-train", "nodes=4"),
+VARIANTS = [("aws-train", *NODE_CONFIG_IN_S3),
+            ("aws-train", "market=mixed"), ("aws-train", "nodes=4"), ("gcp-train", "nodes=4"),
             ("azure-train", "nodes=4"), ("aws-dev", "market=spot"), ("gcp-dev", "market=spot")]
 
 
