@@ -119,6 +119,29 @@ def test_notice_runs_the_drain_hook_exactly_once(cloud_watchers, tmp_path, cloud
             assert "PUT /latest/api/token" in server.requests
 
 
+def test_an_azure_reboot_or_redeploy_drains_and_is_acknowledged(watcher_script, tmp_path):
+    """A reboot or a move to another host stops the jobs as surely as an eviction: drain, then let it start."""
+    for number, event_type in enumerate(("Reboot", "Redeploy")):
+        folder = tmp_path / event_type
+        folder.mkdir()
+        with MetadataServer("azure", azure_event_type=event_type) as server, \
+                Watcher(watcher_script, folder, "azure", server.url) as watcher:
+            server.notice()
+            watcher.wait_for_runs(1)
+            assert wait_until(lambda: server.acks == [{"StartRequests": [{"EventId": AZURE_EVENT_ID}]}]), server.acks
+            assert watcher.runs() == ["maintenance"], number
+
+
+def test_an_azure_freeze_is_logged_but_neither_drained_nor_acknowledged(watcher_script, tmp_path):
+    with MetadataServer("azure", azure_event_type="Freeze") as server, \
+            Watcher(watcher_script, tmp_path, "azure", server.url) as watcher:
+        server.notice()
+        assert wait_until(lambda: "Azure Freeze event" in watcher.output())
+        answered(server)
+        assert watcher.runs() == [] and server.acks == []
+        assert watcher.output().count("Azure Freeze event") == 1
+
+
 def test_azure_preempt_of_another_vm_is_ignored(watcher_script, tmp_path):
     with MetadataServer("azure", azure_event_for="gpufleet_vmss_7") as server, \
             Watcher(watcher_script, tmp_path, "azure", server.url) as watcher:
