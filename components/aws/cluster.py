@@ -20,13 +20,12 @@ import pulumi
 import pulumi_aws as aws
 
 from ..args import GpuClusterArgs
-from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import plan_cluster
+from ..pipeline import ClusterPlan, plan_cluster
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
@@ -53,19 +52,17 @@ CLOUD = "aws"
 class AwsPlan:
     """Everything decided before any resource is declared."""
 
-    selection: Selection
+    selection: ClusterPlan
     user_data: str
     """The rendered user data, before encoding (a shared filesystem's address is put in once known)."""
     monitoring: MonitoringPlan
-    by_reference: bool = False
-    """The user data is too large for the launch template: it goes to S3 behind a boothook (`node_config`)."""
 
 
 def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
     """The one checking pipeline (`gpufleet.pipeline.plan_cluster`: selection, AWS rules, user data size) plus the
     monitoring secrets; raises `SpecError` with every problem."""
     selection = plan_cluster(spec, name=name)
-    return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection), selection.by_reference)
+    return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection))
 
 
 class AwsGpuCluster(GpuClusterOutputs):
@@ -123,7 +120,7 @@ class AwsGpuCluster(GpuClusterOutputs):
                                                    self.security_group.id, network.vpc_cidr, tag, child)
         shared = self.shared_storage
         cloud_config = user_data_with_source(plan.user_data, shared.source if shared else None, str)
-        user_data = node_user_data(name, spec, cloud_config, not plan.by_reference, self.identity.role.name,
+        user_data = node_user_data(name, spec, cloud_config, not selection.by_reference, self.identity.role.name,
                                    cluster_hash(name), tag, child)
         key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
         self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,

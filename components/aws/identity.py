@@ -25,8 +25,8 @@ EC2_TRUST = {
 
 
 # What a node may do to its own group: report itself unhealthy, and finish (or extend) its own drain hook.
-HEALTH_ACTIONS = ("autoscaling:SetInstanceHealth",)
-DRAIN_HOOK_ACTIONS = ("autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat")
+GROUP_ACTIONS = ("autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat",
+                 "autoscaling:SetInstanceHealth")
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def health_report_policy(cluster_id: str) -> dict:
         "Version": "2012-10-17",
         "Statement": [{
             "Effect": "Allow",
-            "Action": [*DRAIN_HOOK_ACTIONS, *HEALTH_ACTIONS],
+            "Action": list(GROUP_ACTIONS),
             "Resource": "*",
             "Condition": {"StringEquals": {f"autoscaling:ResourceTag/{CLUSTER_TAG}": cluster_id}},
         }, {
@@ -53,8 +53,7 @@ def health_report_policy(cluster_id: str) -> dict:
     }
 
 
-def build_instance_profile(name: str, cluster_id: str, tag: Tagger,
-                           opts: pulumi.ResourceOptions) -> NodeIdentity:
+def build_instance_profile(name: str, cluster_id: str, tag: Tagger, opts: pulumi.ResourceOptions) -> NodeIdentity:
     role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(EC2_TRUST, sort_keys=True), tags=tag("role"),
                         description="gpufleet GPU node: SSM access, own health reporting and drain hook", opts=opts)
     aws.iam.RolePolicyAttachment(f"{name}-role-ssm", role=role.name, policy_arn=SSM_POLICY_ARN, opts=opts)
