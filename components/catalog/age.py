@@ -19,8 +19,7 @@ def oldest_source(catalog: Catalog | None = None, cloud: str | None = None) -> P
     catalog = catalog or load_catalog()
     used = {(p.cloud, p.source) for p in catalog.raw_prices if cloud is None or p.cloud == cloud}
     sources = [s for s in (catalog.source_of_key(c, key) for c, key in sorted(used)) if s is not None]
-    return min(sources, key=lambda s: (s.earliest is not None, s.earliest or date.min, bool(s.snapshot_date)),
-               default=None)
+    return min(sources, key=lambda s: (s.age_basis, bool(s.snapshot_date)), default=None)
 
 
 def snapshot_date(catalog: Catalog | None = None, cloud: str | None = None) -> date | None:
@@ -32,8 +31,8 @@ def snapshot_date(catalog: Catalog | None = None, cloud: str | None = None) -> d
 def catalog_age_days(today: date, catalog: Catalog | None = None, cloud: str | None = None) -> int | None:
     """Days from the oldest price snapshot (or the earliest it can be from) to `today`; None when the catalog has no
     prices or no date is known."""
-    oldest = snapshot_date(catalog, cloud)
-    return None if oldest is None else (today - oldest).days
+    oldest = oldest_source(catalog, cloud)
+    return oldest.age_days(today) if oldest else None
 
 
 def catalog_age_line(today: date, catalog: Catalog | None = None, cloud: str | None = None) -> str:
@@ -51,7 +50,7 @@ def catalog_age_warning(today: date, catalog: Catalog | None = None, cloud: str 
     """A warning when the prices are (or can be) older than `STALE_AFTER_DAYS`, or have no date at all; else None."""
     catalog = catalog or load_catalog()
     oldest = oldest_source(catalog, cloud)
-    age = catalog_age_days(today, catalog, cloud)
+    age = oldest.age_days(today) if oldest else None
     if oldest is None or (oldest.snapshot_date and age is not None and age <= STALE_AFTER_DAYS):
         return None
     what = f"the catalog's {cloud + ' ' if cloud else ''}prices"
@@ -68,10 +67,10 @@ def catalog_age_warning(today: date, catalog: Catalog | None = None, cloud: str 
 
 def _when(source: PriceSource, today: date) -> str:
     if source.snapshot_date:
-        return f"from {source.snapshot_date.isoformat()} ({(today - source.snapshot_date).days} days old)"
+        return f"from {source.snapshot_date.isoformat()} ({source.age_days(today)} days old)"
     if source.not_before:
         return (f"from an undated snapshot, not before {source.not_before.isoformat()} "
-                f"(up to {(today - source.not_before).days} days old)")
+                f"(up to {source.age_days(today)} days old)")
     return "from an undated snapshot (age unknown)"
 
 

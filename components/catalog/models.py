@@ -117,6 +117,15 @@ class PriceSource:
         return self.snapshot_date or self.not_before
 
     @property
+    def age_basis(self) -> date:
+        """What ages are counted from, for ordering sources: a source with no known date counts as the oldest."""
+        return self.earliest or date.min
+
+    def age_days(self, today: date) -> int | None:
+        """Days from `earliest` to `today` (an undated source's age is at most this); None when nothing is known."""
+        return None if self.earliest is None else (today - self.earliest).days
+
+    @property
     def date_label(self) -> str:
         """"2026-01-21", "undated, not before 2025-06-01" or "undated"."""
         if self.snapshot_date:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date
 from functools import lru_cache
 
 from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
 from .loader import Catalog
-from .models import InstanceType, Price, PriceSource
+from .models import InstanceType, Price
 from .zones import is_edge, location_rank, restricted_reason, zone_kind
 
 # `--fabric` values, in the spec's words: auto (the type's own fabric, if it has one), rdma (EFA, InfiniBand or RoCE: GCP's TCPX and
@@ -348,13 +347,8 @@ def _by_location(catalog: Catalog) -> dict:
 def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -> str:
     """Of the sources whose rows price this location (its zone's and the region's), the one with the oldest date."""
     keys = sorted({p.source for p in rows if p.zone in ("", zone)})
-    dated = [(_age_basis(catalog.source_of_key(cloud, k)), k) for k in keys if catalog.source_of_key(cloud, k)]
+    dated = [(catalog.source_of_key(cloud, k).age_basis, k) for k in keys if catalog.source_of_key(cloud, k)]
     return min(dated)[1] if dated else keys[0]
-
-
-def _age_basis(source: PriceSource) -> date:
-    """What an age is counted from; a source with no known date counts as the oldest."""
-    return source.earliest or date.min
 
 
 def _max(values) -> float | None:
