@@ -110,9 +110,9 @@ def by_reference_warnings(spec: ClusterSpec, cloud_config: str, by_reference: bo
     S3 gateway endpoint and NAT gateway), an existing subnet may not."""
     if not (by_reference and spec.network.existing_subnet_id):
         return []
-    size = measured_size(cloud_config, spec.cloud)
-    return [f"the node config ({size:,} gzip bytes, over the launch template's {LIMITS[spec.cloud][0]:,}) is fetched "
-            "from S3 at boot: the route table of `network.existing_subnet_id` needs a NAT gateway or an S3 gateway "
+    size, limit = measured_size(cloud_config, spec.cloud), LIMITS[spec.cloud][0]
+    return [f"the node config ({size:,} gzip bytes, too large for the launch template's {limit:,}) is fetched from S3 "
+            "at boot: the route table of `network.existing_subnet_id` needs a NAT gateway or an S3 gateway "
             "endpoint, or each node powers off after 10 minutes of retries and the group replaces it"]
 
 

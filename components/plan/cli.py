@@ -114,8 +114,9 @@ def user_data_notes(result) -> list[str]:
     notes = []
     for name, text in sorted(node_user_data(result.resources).items()):
         size = measured_size(text, cloud)
-        notes.append(f"user data of {name}: {size:,} {unit}, over the launch template's {limit:,}: stored in S3 and "
-                     "fetched at boot by the template's boothook" if name in stored else
+        notes.append(f"user data of {name}: {size:,} {unit}, too large for the launch template's {limit:,} with "
+                     "room kept for a filesystem address: stored in S3 and fetched at boot by the template's boothook"
+                     if name in stored else
                      f"user data of {name}: {size:,} of {limit:,} {unit} ({size * 100 // limit}%)")
     return notes
 
