@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import date
 
 import pytest
 
@@ -216,21 +217,24 @@ class TestInfeasible:
         assert ranking.offers == ()
         assert any("12 x H100" in r for r in ranking.rejected[0].reasons)
 
-    @pytest.mark.parametrize("gpu, market", [("H100", "on-demand"), ("A100-80GB", "on-demand"),
-                                             ("A100-80GB", "spot")])
-    def test_known_bad_gcp_us_central1_rows_are_not_selected(self, gpu, market):
-        """The public rows price these from mis-matched GPU SKUs (catalog-and-pricing.md 1.4)."""
-        ranking = rank(Requirement(gpus=(gpu,), market=market, clouds=("gcp",), regions=("us-central1",)), CAT)
-        assert [o.candidate.instance.name for o in ranking.offers if o.candidate.instance.name.startswith(
-            ("a3-highgpu", "a2-ultragpu"))] == []
+    @pytest.mark.parametrize("name, on_demand", [("a3-highgpu-8g", 88.49), ("a2-ultragpu-8g", 40.5504)])
+    def test_gcp_us_central1_is_priced_from_the_dated_billing_snapshot(self, name, on_demand):
+        """SkyPilot priced these from mis-matched (DWS / flex-start) GPU SKUs at about half; the dated snapshot
+        prices the whole machine, its bundled Local SSD included."""
+        [offer] = [o for o in rank(Requirement(gpus=(CAT.instance("gcp", name).gpu,), gpus_per_node=8,
+                                               market="on-demand", clouds=("gcp",), regions=("us-central1",)),
+                                   CAT).offers if o.candidate.instance.name == name][:1]
+        source = CAT.source_of_key("gcp", offer.candidate.source_for(("on_demand",)))
+        assert offer.candidate.prices.on_demand == pytest.approx(on_demand, abs=0.01)
+        assert source.key == "cyclenerd" and source.snapshot_date == date(2026, 7, 30)
 
-    def test_the_outlier_check_alone_catches_the_half_price_gcp_h100(self):
-        """Without the GCP file's own exclusions, the regional comparison still refuses us-central1's H100 price."""
+    def test_no_shipped_gcp_on_demand_price_is_a_regional_outlier(self):
+        """Without the GCP file's own exclusions, no region's on-demand price is out of line with the others."""
         from gpufleet.catalog.loader import Catalog
         bare = Catalog(CAT.gpus.values(), [*CAT.instances.values(), *CAT.flagged_instances.values()],
                        CAT.raw_prices, [*CAT.price_sources.values()])
-        kinds = {(f.region, f.kind) for f in bare.flags_of("gcp", "a3-highgpu-8g")}
-        assert ("us-central1", "on-demand-outlier") in kinds
+        assert [(f.instance_type, f.region) for f in bare.flags if f.cloud == "gcp"
+                and f.kind == "on-demand-outlier"] == []
 
     def test_azure_h100_size_has_eight_gpus_not_the_sources_twelve(self):
         assert CAT.instance("azure", "Standard_ND96isr_H100_v5").gpus == 8

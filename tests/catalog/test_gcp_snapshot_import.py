@@ -1,0 +1,77 @@
+"""The maintainer script that folds the dated Cloud Billing snapshot (Cyclenerd's pricing.yml) into the GCP rows:
+which regions it prices, what it replaces, what it drops, and which hand exclusions survive."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from gpufleet.catalog.models import Price
+
+SCRIPT = Path(__file__).parents[2] / "components/catalog/data/gcp/import_cyclenerd.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("import_cyclenerd", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PRICING = {"compute": {"instance": {
+    "a3-highgpu-8g": {"cpu": 208, "cost": {
+        "us-central1": {"hour": 88.49, "hour_spot": 50.6095, "month_1y": 730 * 60.0, "month_3y": 730 * 40.0},
+        "europe-north1": {"hour": 97.4356, "hour_spot": 10.2055},
+        "africa-south1": {"hour": 120.0, "hour_spot": 40.0},
+        "me-central2": {"hour": 0}}},
+    "n2-standard-2": {"cost": {"us-central1": {"hour": 0.1}}}}}}
+OFFERED = {"a3-highgpu-8g": {"us-central1", "europe-north1", "me-central2", "us-east4"},
+           "a4-highgpu-8g": {"us-central1"}}
+
+
+def old_row(name="a3-highgpu-8g", region="us-central1", zone="us-central1-a", od=43.06615, spot=26.83013):
+    return Price(cloud="gcp", instance_type=name, region=region, zone=zone, on_demand=od, spot=spot)
+
+
+def test_offered_regions_reads_the_semicolon_file_and_skips_deprecated_types(script, tmp_path):
+    listing = tmp_path / "machinetyperegion.csv"
+    listing.write_text("NAME;CPUS;SHARED_CPU;MEMORY_GB;DEPRECATED;ZONE\n"
+                       "a3-highgpu-8g;208;False;1872.00;;us-central1\n"
+                       "a2-megagpu-16g;96;False;1360.00;DEPRECATED;us-central1\n")
+    assert script.offered_regions(listing) == {"a3-highgpu-8g": {"us-central1"}}
+
+
+def test_records_only_where_the_type_is_offered_and_priced(script):
+    records = script.snapshot_records(PRICING, {"a3-highgpu-8g", "a4-highgpu-8g"}, OFFERED)
+    assert [(r.instance_type, r.region, r.zone) for r in records] == [
+        ("a3-highgpu-8g", "europe-north1", ""), ("a3-highgpu-8g", "us-central1", "")]
+    central = records[1]
+    assert (central.on_demand, central.spot, central.reserved_1y, central.reserved_3y) == (88.49, 50.6095, 60.0, 40.0)
+    assert records[0].reserved_1y is None
+
+
+def test_fold_reprices_every_zone_drops_unoffered_regions_and_adds_region_wide_rows(script):
+    old = [old_row(), old_row(zone="us-central1-b"), old_row(region="asia-east1", zone="asia-east1-a"),
+           old_row(name="a4-highgpu-8g", od=90.216, spot=32.6064),
+           old_row(name="a2-highgpu-1g", region="asia-east1", zone="asia-east1-a", od=3.79, spot=1.1)]
+    rows = script.fold(old, script.snapshot_records(PRICING, {"a3-highgpu-8g"}, OFFERED), OFFERED)
+    got = {(p.instance_type, p.region, p.zone): (p.on_demand, p.spot, p.source) for p in rows}
+    assert got == {
+        ("a3-highgpu-8g", "us-central1", "us-central1-a"): (88.49, 50.6095, "cyclenerd"),
+        ("a3-highgpu-8g", "us-central1", "us-central1-b"): (88.49, 50.6095, "cyclenerd"),
+        ("a3-highgpu-8g", "europe-north1", ""): (97.4356, 10.2055, "cyclenerd"),
+        ("a4-highgpu-8g", "us-central1", "us-central1-a"): (90.216, 32.6064, ""),
+        ("a2-highgpu-1g", "asia-east1", "asia-east1-a"): (3.79, 1.1, ""),
+    }
+
+
+def test_an_exclusion_survives_only_while_a_skypilot_row_still_prices_that_market(script):
+    rows = [old_row(name="a4-highgpu-8g", region="us-east4", zone="us-east4-b"),
+            Price(cloud="gcp", instance_type="a3-highgpu-8g", region="us-central1", zone="us-central1-a",
+                  on_demand=88.49, spot=50.6095, source="cyclenerd")]
+    entries = [{"instance_type": "a3-highgpu-8g", "region": "us-central1", "scope": "on_demand", "reason": "DWS"},
+               {"instance_type": "a4-highgpu-8g", "region": "us-east4", "scope": "spot", "reason": "placeholder"}]
+    assert script.still_excluded(entries, rows) == [entries[1]]
