@@ -8,18 +8,20 @@ from __future__ import annotations
 from datetime import date
 
 from .loader import Catalog, load_catalog
-from .models import PriceSource
+from .models import Price, PriceSource
+
+Location = tuple[str, str, str]
+"""(instance type, region, zone): the place a plan is priced at; zone "" where the plan has none."""
 
 STALE_AFTER_DAYS = 30
 
 
-def oldest_source(catalog: Catalog | None = None, cloud: str | None = None) -> PriceSource | None:
+def oldest_source(catalog: Catalog | None = None, cloud: str | None = None,
+                  location: Location | None = None) -> PriceSource | None:
     """The price source (of `cloud`, or of every cloud) whose prices can be the oldest: an undated source without a
     bound first, then by date or earliest possible date; None without prices."""
-    catalog = catalog or load_catalog()
-    used = {(p.cloud, p.source) for p in catalog.raw_prices if cloud is None or p.cloud == cloud}
-    sources = [s for s in (catalog.source_of_key(c, key) for c, key in sorted(used)) if s is not None]
-    return min(sources, key=lambda s: (s.age_basis, bool(s.snapshot_date)), default=None)
+    sources = used_sources(catalog or load_catalog(), cloud, location)
+    return sources[-1] if sources else None
 
 
 def snapshot_date(catalog: Catalog | None = None, cloud: str | None = None) -> date | None:
@@ -35,25 +37,38 @@ def catalog_age_days(today: date, catalog: Catalog | None = None, cloud: str | N
     return oldest.age_days(today) if oldest else None
 
 
-def catalog_age_line(today: date, catalog: Catalog | None = None, cloud: str | None = None) -> str:
-    """One line for the plan: the snapshot date and the age, e.g. "catalog prices for aws from 2026-06-30 (155 days
-    old)"; an undated snapshot says so, with the most its age can be."""
+def used_sources(catalog: Catalog, cloud: str | None = None, location: Location | None = None) -> list[PriceSource]:
+    """The price sources some row of `cloud` (or of any cloud) names, newest first, the oldest last. With a
+    `location` (instance type, region, zone), only the rows that price it: its zone's and the region-wide ones."""
+    used = {(p.cloud, p.source) for p in catalog.raw_prices if (cloud is None or p.cloud == cloud)
+            and (location is None or _prices_location(p, location))}
+    sources = {s for s in (catalog.source_of_key(c, key) for c, key in sorted(used)) if s is not None}
+    return sorted(sources, key=lambda s: (s.age_basis, bool(s.snapshot_date), s.source), reverse=True)
+
+
+def catalog_age_line(today: date, catalog: Catalog | None = None, cloud: str | None = None,
+                     location: Location | None = None) -> str:
+    """One line for the plan: each snapshot's date and age, newest first, e.g. "catalog prices for gcp from
+    2026-07-30 (126 days old) and from an undated snapshot (age unknown)"; an undated snapshot says so, with the most
+    its age can be. Sources of the same date are named once."""
     catalog = catalog or load_catalog()
-    oldest = oldest_source(catalog, cloud)
-    where = f" for {cloud}" if cloud else ""
-    if oldest is None:
+    where = (f" for {cloud}" if cloud else "") + (f" ({_place(location)})" if location else "")
+    sources = used_sources(catalog, cloud, location)
+    if not sources:
         return f"catalog has no prices{where}"
-    return f"catalog prices{where} {_when(oldest, today)}"
+    whens = list(dict.fromkeys(_when(source, today) for source in sources))
+    return f"catalog prices{where} " + (whens[0] if len(whens) == 1 else ", ".join(whens[:-1]) + " and " + whens[-1])
 
 
-def catalog_age_warning(today: date, catalog: Catalog | None = None, cloud: str | None = None) -> str | None:
+def catalog_age_warning(today: date, catalog: Catalog | None = None, cloud: str | None = None,
+                        location: Location | None = None) -> str | None:
     """A warning when the prices are (or can be) older than `STALE_AFTER_DAYS`, or have no date at all; else None."""
     catalog = catalog or load_catalog()
-    oldest = oldest_source(catalog, cloud)
+    oldest = oldest_source(catalog, cloud, location)
     age = oldest.age_days(today) if oldest else None
     if oldest is None or (oldest.snapshot_date and age is not None and age <= STALE_AFTER_DAYS):
         return None
-    what = f"the catalog's {cloud + ' ' if cloud else ''}prices"
+    what = f"the catalog's {cloud + ' ' if cloud else ''}prices" + (f" for {_place(location)}" if location else "")
     if oldest.snapshot_date:
         state = f"date from {oldest.snapshot_date.isoformat()} ({age} days old; older than {STALE_AFTER_DAYS})"
     elif oldest.not_before:
@@ -80,17 +95,32 @@ def data_line(catalog: Catalog) -> str:
 
 
 def catalog_age_notes(today: date | None = None, cloud: str | None = None,
-                      catalog: Catalog | None = None) -> list[str]:
+                      catalog: Catalog | None = None, location: Location | None = None) -> list[str]:
     """What the plan prints under its cost table: the age line, and the warning when the prices are stale.
 
-    One line per cloud with prices (or only `cloud`'s). `today` defaults to `date.today()`; pass it for
-    deterministic output.
+    One line per cloud with prices (or only `cloud`'s). A plan passes its `location` (instance type, region, zone):
+    the line then dates the prices of that location, when the catalog has any, not the cloud's oldest elsewhere.
+    `today` defaults to `date.today()`; pass it for deterministic output.
     """
     today = today or date.today()
     catalog = catalog or load_catalog()
     clouds = [cloud] if cloud else sorted({p.cloud for p in catalog.raw_prices})
+    if location and not used_sources(catalog, cloud, location):
+        location = None
     notes = [data_line(catalog)]
     for name in clouds:
-        warning = catalog_age_warning(today, catalog, name)
-        notes += [catalog_age_line(today, catalog, name), *([f"warning: {warning}"] if warning else [])]
+        warning = catalog_age_warning(today, catalog, name, location)
+        notes += [catalog_age_line(today, catalog, name, location), *([f"warning: {warning}"] if warning else [])]
     return notes
+
+
+def _place(location: Location) -> str:
+    """"g2-standard-8 in us-central1-a", "p5.48xlarge in us-east-2 zone use2-az2", "NC24ads in eastus"."""
+    instance_type, region, zone = location
+    where = zone if zone and zone.startswith(region) else f"{region} zone {zone}" if zone else region
+    return f"{instance_type} in {where}"
+
+
+def _prices_location(price: Price, location: Location) -> bool:
+    instance_type, region, zone = location
+    return price.instance_type == instance_type and price.region == region and price.zone in ("", zone)

@@ -90,7 +90,9 @@ def run_plan(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for name, text in sorted(node_user_data(result.resources).items()):
             (args.out / f"{name}.user-data.yaml").write_text(text)
-    notes = catalog_age_notes(cloud=result.outputs.get("cloud")) + user_data_notes(result)
+    outputs = result.outputs
+    location = (outputs.get("instance_type") or "", outputs.get("region") or "", outputs.get("zone") or "")
+    notes = catalog_age_notes(cloud=outputs.get("cloud"), location=location) + user_data_notes(result)
     if args.json:
         print(plan_json(result))
         print("\n".join(notes), file=sys.stderr)  # the document's shape is fixed; the catalog's age goes beside it

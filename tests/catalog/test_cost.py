@@ -6,7 +6,13 @@ from datetime import date, timedelta
 
 import pytest
 
-from gpufleet.catalog.age import STALE_AFTER_DAYS, catalog_age_days, catalog_age_line, catalog_age_warning
+from gpufleet.catalog.age import (
+    STALE_AFTER_DAYS,
+    catalog_age_days,
+    catalog_age_line,
+    catalog_age_notes,
+    catalog_age_warning,
+)
 from gpufleet.catalog.cost import (
     HOURS_PER_MONTH,
     NodePrices,
@@ -112,6 +118,37 @@ class TestFreshness:
         assert catalog_age_warning(today, cat, "aws") is None
         assert "2026-09-01 (81 days old" in catalog_age_warning(today, cat)
         assert catalog_age_line(today, cat, "gcp") == "catalog prices for gcp from 2026-09-01 (81 days old)"
+
+    def test_the_line_names_every_source_in_use_newest_first(self):
+        unknown = PriceSource(cloud="gcp", source="undated gcp", snapshot_date=None)
+        cat = catalog([instance()], [price(cloud="gcp"), price(cloud="gcp", source="b"),
+                                     price(cloud="gcp", source="c")],
+                      [unknown, source("gcp", date(2026, 7, 30), key="b"), source("gcp", date(2026, 7, 30), key="c"),
+                       source("gcp", date(2020, 1, 1), key="unused")])
+        today = date(2026, 12, 3)
+        assert catalog_age_line(today, cat, "gcp") == (
+            "catalog prices for gcp from 2026-07-30 (126 days old) and from an undated snapshot (age unknown)")
+        assert "have no recorded date (their age is unknown)" in catalog_age_warning(today, cat, "gcp")
+
+    def test_a_plans_location_is_dated_by_the_rows_that_price_it(self):
+        unknown = PriceSource(cloud="gcp", source="undated gcp", snapshot_date=None)
+        cat = catalog([instance()], [price(cloud="gcp", name="a3-megagpu-8g", region="us-central1",
+                                           zone="us-central1-a"),
+                                     price(cloud="gcp", name="g2-standard-8", region="us-central1", zone="us-central1-a",
+                                           source="b"),
+                                     price(cloud="gcp", name="g2-standard-8", region="us-east4", zone="")],
+                      [unknown, source("gcp", date(2026, 7, 30), key="b")])
+        today = date(2026, 12, 3)
+        notes = catalog_age_notes(today, "gcp", cat, location=("g2-standard-8", "us-central1", "us-central1-a"))
+        assert notes[1:] == [
+            "catalog prices for gcp (g2-standard-8 in us-central1-a) from 2026-07-30 (126 days old)",
+            "warning: the catalog's gcp prices for g2-standard-8 in us-central1-a date from 2026-07-30 (126 days old; "
+            "older than 30); costs may be off. Refresh with `gpufleet catalog refresh --cloud gcp`"]
+        region_wide = catalog_age_line(today, cat, "gcp", ("g2-standard-8", "us-east4", "us-east4-a"))
+        assert region_wide == "catalog prices for gcp (g2-standard-8 in us-east4-a) from an undated snapshot (age unknown)"
+        unpriced = catalog_age_notes(today, "gcp", cat, location=("a4-highgpu-8g", "us-central1", "us-central1-b"))
+        assert unpriced[1] == ("catalog prices for gcp from 2026-07-30 (126 days old) and from an undated snapshot "
+                               "(age unknown)")
 
     def test_an_undated_source_counts_from_its_earliest_possible_date(self):
         undated = PriceSource(cloud="aws", source="undated aws", snapshot_date=None, not_before=date(2025, 6, 1))

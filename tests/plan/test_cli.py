@@ -85,7 +85,8 @@ def test_table_view_says_ids_are_placeholders():
     code, out, _ = planned("plan", "aws-train")
     assert code == 0
     assert "placeholders" in out and "gpufleet-nodes" in out and "estimated_usd_per_hour" in out
-    assert "Cost (catalog prices, USD)" in out and "*spot" in out and "catalog prices for aws from" in out
+    assert "Cost (catalog prices, USD)" in out and "*spot" in out
+    assert "catalog prices for aws (p5.48xlarge in us-east-2 zone use2-az2) from" in out
 
 
 @pytest.mark.parametrize("stack", stack_names())
@@ -97,7 +98,8 @@ def test_every_shipped_stack_plans(stack):
     cost = document["outputs"]["cost"]
     assert [row["market"] for row in cost] == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
     assert sum(row["chosen"] for row in cost) == 1
-    assert f"catalog prices for {document['outputs']['cloud']} from" in err
+    outputs = document["outputs"]
+    assert f"catalog prices for {outputs['cloud']} ({outputs['instance_type']} in " in err
     assert "days old" in err or "from an undated snapshot (age unknown)" in err
 
 
