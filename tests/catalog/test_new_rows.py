@@ -81,8 +81,22 @@ def test_govcloud_b300_is_hidden_by_default():
 
 
 @pytest.mark.parametrize("cloud, name", [("aws", "p6e-gb200.36xlarge"), ("gcp", "a4x-highgpu-4g"),
-                                         ("azure", "Standard_ND128isr_NDR_GB200_v6"),
-                                         ("azure", "Standard_ND96isr_MI300X_v5"), ("azure", "Standard_ND96isr_H200_v5")])
+                                         ("azure", "Standard_ND128isr_NDR_GB200_v6")])
 def test_types_without_a_public_price_stay_unpriced(cloud, name):
     assert (cloud, name) in CAT.instances
     assert not any(p.on_demand or p.spot for p in CAT.raw_prices if p.cloud == cloud and p.instance_type == name)
+
+
+def test_azure_h200_is_priced_in_europe_from_the_dated_retail_price_record():
+    offers = rank(Requirement(gpus=("H200",), gpus_per_node=8, market="on-demand", clouds=("azure",)), CAT).offers
+    assert [(o.candidate.region, o.usd_per_hour) for o in offers] == [
+        ("northeurope", 101.76), ("francecentral", 106.0), ("swedencentral", 110.272)]
+    source = CAT.source_of_key("azure", offers[0].candidate.source_for(("on_demand",)))
+    assert source.key == "azure-pricing-radar" and source.snapshot_date.isoformat() == "2026-08-22"
+
+
+def test_azure_h200_spot_priced_as_pay_as_you_go_is_refused_with_the_reason():
+    ranking = rank(Requirement(gpus=("H200",), gpus_per_node=8, market="spot", clouds=("azure",)), CAT)
+    assert ranking.offers == ()
+    h200 = [o for o in ranking.rejected if o.candidate.instance.name == "Standard_ND96isr_H200_v5"]
+    assert len(h200) == 3 and all("no spot discount" in " ".join(o.reasons) for o in h200)
