@@ -267,7 +267,7 @@ def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
     ({"nodes": 1001, "fabric": "tcp"}, "`nodes`: got 1001; one Azure scale set holds at most 1000 VMs"),
     ({"accelerator": {"instance_type": "Standard_NC24ads_A100_v4"}},
      "`fabric`: got 'infiniband'; Standard_NC24ads_A100_v4 has no INFINIBAND support"),
-    ({"region": "westeurope"}, "`region`: got 'westeurope'; Standard_ND96isr_H100_v5 is not offered there"),
+    ({"region": "brazilsouth"}, "`region`: got 'brazilsouth'; Standard_ND96isr_H100_v5 is not offered there"),
     ({"root_disk_gib": 5000}, "`root_disk_gib`: got 5000; Azure OS disks are at most 4095 GiB"),
     ({"market": {"type": "spot", "spot_max_price_per_hour": 40.123456}},
      "`market.spot_max_price_per_hour`: got 40.123456; Azure takes a max price with at most 5 decimal places"),
@@ -298,7 +298,7 @@ def test_bad_input_is_refused_before_anything_is_declared(bad, message):
 
 
 def test_every_problem_is_reported_at_once():
-    bad = {**TRAIN, "access": {}, "network": {"cidr": "172.16.0.0/16"}, "region": "westeurope"}
+    bad = {**TRAIN, "access": {}, "network": {"cidr": "172.16.0.0/16"}, "region": "brazilsouth"}
     with pytest.raises(pulumi.RunError) as caught:
         run_program("test", {"gpufleet:cluster": bad})
     text = str(caught.value)
