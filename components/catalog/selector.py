@@ -130,6 +130,13 @@ def _rank(spec: ClusterSpec, catalog: Catalog, instance: InstanceType) -> tuple:
     return (0, value, instance.name) if value is not None else (1, 0.0, instance.name)
 
 
+ZONE_LOOKUP = {
+    "aws": "List them with `aws ec2 describe-instance-type-offerings --region {region} --location-type "
+           "availability-zone-id --filters Name=instance-type,Values={type}`",
+    "gcp": "List them with `gcloud compute machine-types list --filter=\"name={type} AND zone~^{region}-\"`",
+}
+
+
 def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, warnings: list[str]) -> list[Problem]:
     regions = catalog.regions_of(spec.cloud, instance.name)
     if not regions:
@@ -139,6 +146,10 @@ def _zone_problems(spec: ClusterSpec, catalog: Catalog, instance: InstanceType, 
         return [Problem("region", spec.region, f"{instance.name} is not offered there in the catalog; offered in "
                         f"{_names(regions)}")]
     zones = catalog.zones_of(spec.cloud, instance.name, spec.region)
+    if spec.zone is not None and not zones and spec.cloud != "azure":
+        lookup = ZONE_LOOKUP[spec.cloud].format(type=instance.name, region=spec.region)
+        warnings.append(f"the catalog prices {instance.name} in {spec.region} for the region as a whole and lists no "
+                        f"zones there: zone {spec.zone!r} is not checked. {lookup}")
     if spec.zone is None or not zones or spec.cloud == "azure":
         return []
     regular = [z for z in zones if not is_edge(spec.cloud, z)]

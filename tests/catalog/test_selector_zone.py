@@ -36,3 +36,19 @@ def test_a_local_zone_named_by_the_spec_is_used_with_a_warning():
     chosen = select(spec, cat)
     assert chosen.price.spot == 10.0
     assert any("Local Zone" in w and "opted in" in w for w in chosen.warnings)
+
+
+def test_a_zone_in_a_region_priced_only_as_a_whole_is_used_with_a_warning_naming_the_lookup():
+    spec = parse_cluster_spec({"cloud": "gcp", "region": "europe-west1", "zone": "europe-west1-b", "nodes": 1,
+                               "market": "on-demand", "accelerator": {"instance_type": "a3-megagpu-8g"}})
+    chosen = select(spec)
+    [warning] = [w for w in chosen.warnings if "not checked" in w]
+    assert "lists no zones" in warning and "'europe-west1-b'" in warning
+    assert 'gcloud compute machine-types list --filter="name=a3-megagpu-8g AND zone~^europe-west1-"' in warning
+    assert chosen.price.on_demand == 102.19465
+
+
+def test_a_zone_the_catalog_lists_gets_no_such_warning():
+    spec = parse_cluster_spec({"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 1,
+                               "market": "on-demand", "accelerator": {"instance_type": "a3-megagpu-8g"}})
+    assert not [w for w in select(spec).warnings if "not checked" in w]
