@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from gpufleet.catalog.loader import _read_prices
+from gpufleet.catalog.loader import read_catalog
 from gpufleet.catalog.refresh.merge import merge, to_csv
 from gpufleet.catalog.refresh.records import PriceRecord
 from gpufleet.catalog.refresh.sources_yaml import set_source
@@ -69,7 +69,8 @@ def main(commit: str, checked: str, *paths: str) -> None:
     sizes = {row["name"] for row in yaml.safe_load((HERE / "instances.yaml").read_text())["instances"]}
     csv_path, meta_path = HERE / "prices.csv", HERE / "prices.yaml"
     records = radar_records(files, sizes)
-    rows, _report = merge(_read_prices("azure", csv_path), records, "azure", SOURCE_KEY)
+    old_rows = [p for p in read_catalog(HERE.parent).raw_prices if p.cloud == "azure"]
+    rows, _report = merge(old_rows, records, "azure", SOURCE_KEY)
     csv_path.write_text(to_csv(rows))
     description = (f"{REPOSITORY} data/latest/vm-*.json @ {commit} (Azure Retail Prices API read every 6 hours; "
                    f"unchanged through its last check on {checked}): West Europe, North Europe, Sweden Central, "

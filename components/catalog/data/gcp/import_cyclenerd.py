@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from gpufleet.catalog.loader import _read_prices
+from gpufleet.catalog.loader import read_catalog
 from gpufleet.catalog.refresh.merge import merge, spread_to_zones, to_csv
 from gpufleet.catalog.refresh.records import PriceRecord
 from gpufleet.catalog.refresh.sources_yaml import set_source
@@ -87,7 +87,7 @@ def main(pricing_path: str, regions_path: str, pricing_commit: str, generated: s
         raise SystemExit("pricing.yml has no `about.generated` date")
     offered = offered_regions(Path(regions_path))
     meta_path, csv_path = HERE / "prices.yaml", HERE / "prices.csv"
-    old_rows = _read_prices("gcp", csv_path)
+    old_rows = [p for p in read_catalog(HERE.parent).raw_prices if p.cloud == "gcp"]
     types = {p.instance_type for p in old_rows} | _instance_names()
     rows = fold(old_rows, snapshot_records(pricing, types, offered), offered)
     csv_path.write_text(to_csv(rows))
