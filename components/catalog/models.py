@@ -127,7 +127,7 @@ class PriceSource:
 
     @property
     def date_label(self) -> str:
-        """"2026-01-21", "undated, not before 2025-06-01" or "undated"."""
+        """"2026-01-21", "undated, not before 2025-06-05" or "undated"."""
         if self.snapshot_date:
             return self.snapshot_date.isoformat()
         return f"undated, not before {self.not_before.isoformat()}" if self.not_before else "undated"
