@@ -15,6 +15,8 @@ from .loader import Catalog
 from .models import Flag
 from .offers import Offer, Ranking, Requirement
 
+MARKET_LABELS = {"on_demand": "on-demand", "spot": "spot", "reserved_1y": "1y", "reserved_3y": "3y"}
+
 
 def dumps(document) -> str:
     return json.dumps(document, indent=2, sort_keys=False, ensure_ascii=True)
@@ -90,8 +92,27 @@ def catalog_rows(offers: Iterable[Offer], req: Requirement, catalog: Catalog) ->
                        "network_cards": i.network_cards, "efa_interfaces": i.efa_interfaces,
                        "region": d["region"], "zone": d["zone"], "zone_kind": d["zone_kind"]}
                     | d["node_usd_per_hour"] | {key: d[key] for key in ("price_source", "snapshot_date",
-                                                          "snapshot_not_before", "prices_from")})
+                                                          "snapshot_not_before", "prices_from")}
+                    | {"market_prices_from": _market_dates(offer, catalog)})
     return rows
+
+
+def _market_dates(offer: Offer, catalog: Catalog) -> dict[str, str]:
+    """Each priced market's source date here: a catalog row can take on-demand from one source and spot from
+    another, and the listing shows all four markets."""
+    cloud = offer.candidate.instance.cloud
+    found = ((field, catalog.source_of_key(cloud, key)) for field, key in offer.candidate.market_sources)
+    return {field: source.date_label for field, source in found if source is not None}
+
+
+def _prices_from_cell(row: dict) -> str:
+    """One date when every market's price has it, else each date with its markets ("on-demand 2026-01-21; ...")."""
+    by_date: dict[str, list[str]] = {}
+    for field, label in row["market_prices_from"].items():
+        by_date.setdefault(label, []).append(MARKET_LABELS[field])
+    if len(by_date) <= 1:
+        return next(iter(by_date), "")
+    return "; ".join(f"{'/'.join(markets)} {label}" for label, markets in by_date.items())
 
 
 def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: list[str]) -> None:
@@ -105,7 +126,7 @@ def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: l
         cells = [r["cloud"], r["instance_type"], f"{r['gpus_per_node']}x {r['gpu']}", f"{r['gpu_memory_gib']:g}",
                  str(r["vcpus"]), f"{r['memory_gib']:g}", fabric, "yes" if r["nvswitch"] else "no", r["region"],
                  _zone(r), *(_money(r[k]) for k in ("on_demand", "spot", "reserved_1y", "reserved_3y")),
-                 r["prices_from"]]
+                 _prices_from_cell(r)]
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
     console.print("- = no public price in the catalog (missing, not zero)")

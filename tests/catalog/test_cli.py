@@ -100,6 +100,15 @@ class TestCatalog:
         assert (east["on_demand"], east["reserved_1y"], east["reserved_3y"]) == (21.957642, 13.921094, None)
         assert east["snapshot_date"] and east["network_cards"] == 4 and east["efa_interfaces"] == 4
 
+    def test_each_market_names_the_date_of_its_own_source(self, capsys):
+        code, out = self.run(["--gpu", "H200", "--cloud", "aws", "--json"], capsys)
+        east = next(r for r in json.loads(out)["offers"] if r["instance_type"] == "p5en.48xlarge"
+                    and r["region"] == "us-east-1")
+        assert code == 0 and east["market_prices_from"] == {"on_demand": "2026-01-21",
+                                                            "spot": "undated, not before 2025-06-05"}
+        code, table = self.run(["--gpu", "H200", "--cloud", "aws"], capsys)
+        assert "on-demand 2026-01-21; spot undated" in table
+
     def test_unpriced_types_are_listed_without_a_price(self, capsys):
         _, out = self.run(["--gpu", "H200", "--cloud", "aws", "--json", "--all-zones"], capsys)
         p5e = [r for r in json.loads(out)["offers"] if r["instance_type"] == "p5e.48xlarge"]
