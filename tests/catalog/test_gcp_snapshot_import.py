@@ -75,3 +75,8 @@ def test_an_exclusion_survives_only_while_a_skypilot_row_still_prices_that_marke
     entries = [{"instance_type": "a3-highgpu-8g", "region": "us-central1", "scope": "on_demand", "reason": "DWS"},
                {"instance_type": "a4-highgpu-8g", "region": "us-east4", "scope": "spot", "reason": "placeholder"}]
     assert script.still_excluded(entries, rows) == [entries[1]]
+
+
+def test_the_snapshot_is_dated_by_its_own_generation_time(script):
+    about = {"about": {"generated": "Thu Jul 30 06:13:17 2026", "timestamp": 1785391997}}
+    assert script.generated_on(about).isoformat() == "2026-07-30"

@@ -3,7 +3,7 @@
 Run from the repository root, after derive_prices.py, with two files of github.com/Cyclenerd/
 google-cloud-pricing-cost-calculator (`git show <commit>:pricing.yml`, `git show <commit>:tools/machinetyperegion.csv`):
     .venv/bin/python components/catalog/data/gcp/import_cyclenerd.py pricing.yml machinetyperegion.csv \
-        fd66b26 2026-07-30 8bf3293 2026-08-17
+        fd66b26 8bf3293 2026-08-17
 
 Why this source: its `pricing.yml` is generated weekly from the Cloud Billing Catalog API and states when
 (`about.generated`), so the prices carry a true date, where the SkyPilot snapshot has none. Each machine type is
@@ -24,7 +24,7 @@ from __future__ import annotations
 import csv
 import sys
 from collections import defaultdict
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -80,11 +80,14 @@ def still_excluded(entries: list[dict], rows) -> list[dict]:
     return [e for e in entries if (e["instance_type"], e.get("region", ""), e.get("scope", "row")) in priced]
 
 
-def main(pricing_path: str, regions_path: str, pricing_commit: str, generated: str, regions_commit: str,
-         regions_date: str) -> None:
+def generated_on(pricing: dict) -> date:
+    """The UTC day the file was generated (`about.timestamp`, the epoch seconds behind `about.generated`)."""
+    return datetime.fromtimestamp(int(pricing["about"]["timestamp"]), tz=timezone.utc).date()
+
+
+def main(pricing_path: str, regions_path: str, pricing_commit: str, regions_commit: str, regions_date: str) -> None:
     pricing = yaml.load(Path(pricing_path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    if not str(pricing["about"]["generated"]):
-        raise SystemExit("pricing.yml has no `about.generated` date")
+    generated = generated_on(pricing)
     offered = offered_regions(Path(regions_path))
     meta_path, csv_path = HERE / "prices.yaml", HERE / "prices.csv"
     old_rows = [p for p in read_catalog(HERE.parent).raw_prices if p.cloud == "gcp"]
@@ -99,7 +102,7 @@ def main(pricing_path: str, regions_path: str, pricing_commit: str, generated: s
     description = (f"{REPOSITORY} pricing.yml @ {pricing_commit} (generated {generated} from the Cloud Billing "
                    f"Catalog API: vCPU + RAM + GPU + bundled Local SSD per region), offered regions from "
                    f"tools/machinetyperegion.csv @ {regions_commit} ({regions_date})")
-    meta_path.write_text(set_source(text, SOURCE_KEY, description, date.fromisoformat(generated)))
+    meta_path.write_text(set_source(text, SOURCE_KEY, description, generated))
     print(f"{sum(1 for p in rows if p.source == SOURCE_KEY)} rows priced by the snapshot, "
           f"{sum(1 for p in rows if not p.source)} SkyPilot rows kept, {len(excluded)} exclusions kept")
 
@@ -117,4 +120,4 @@ def _monthly(value) -> float | None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:7])
+    main(*sys.argv[1:6])
