@@ -55,3 +55,8 @@ def test_two_prices_for_one_market_stop_the_import(script):
                                           ("Consumption", item("Standard_ND96isr_H200_v5", 99.0)))}
     with pytest.raises(SystemExit, match="two on_demand prices"):
         script.radar_records(files, SIZES)
+
+
+def test_the_record_is_dated_by_the_trackers_last_check(script):
+    assert script.checked_on({"at": "2026-08-22T20:59:40.623529+00:00"}).isoformat() == "2026-08-22"
+    assert script.checked_on({"at": "2026-08-22T23:30:00-02:00"}).isoformat() == "2026-08-23"

@@ -1,8 +1,8 @@
 """Folds the dated European rows of Azure Pricing Radar into prices.csv, beside the undated US SkyPilot rows.
 
 Run from the repository root with the `data/latest/vm-*.json` files of github.com/andy-diericks/azure-pricing-radar
-(`git show <commit>:data/latest/vm-eu-west.json > vm-eu-west.json`, and so on):
-    .venv/bin/python components/catalog/data/azure/import_pricing_radar.py cf741f2 2026-08-22 vm-*.json
+and its `data/latest/last-checked.json` (`git show <commit>:data/latest/vm-eu-west.json > vm-eu-west.json`, ...):
+    .venv/bin/python components/catalog/data/azure/import_pricing_radar.py cf741f2 last-checked.json vm-*.json
 
 Why this source: it records the public Azure Retail Prices API every 6 hours for West Europe, North Europe, Sweden
 Central, France Central and Belgium Central and commits what it read, so its prices carry a date (the day of the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -64,7 +64,14 @@ def radar_records(files: dict[str, dict], sizes: set[str]) -> list[PriceRecord]:
             for (size, region), markets in sorted(prices.items())]
 
 
-def main(commit: str, checked: str, *paths: str) -> None:
+def checked_on(last_checked: dict) -> date:
+    """The day of the tracker's last check (`{"at": "2026-08-22T20:59:40.623529+00:00"}`): every price it holds
+    was read again then."""
+    return datetime.fromisoformat(last_checked["at"]).astimezone(timezone.utc).date()
+
+
+def main(commit: str, last_checked_path: str, *paths: str) -> None:
+    checked = checked_on(json.loads(Path(last_checked_path).read_text()))
     files = {Path(path).name: json.loads(Path(path).read_text()) for path in paths}
     sizes = {row["name"] for row in yaml.safe_load((HERE / "instances.yaml").read_text())["instances"]}
     csv_path, meta_path = HERE / "prices.csv", HERE / "prices.yaml"
@@ -75,7 +82,7 @@ def main(commit: str, checked: str, *paths: str) -> None:
     description = (f"{REPOSITORY} data/latest/vm-*.json @ {commit} (Azure Retail Prices API read every 6 hours; "
                    f"unchanged through its last check on {checked}): West Europe, North Europe, Sweden Central, "
                    "France Central, Belgium Central")
-    meta_path.write_text(set_source(meta_path.read_text(), SOURCE_KEY, description, date.fromisoformat(checked)))
+    meta_path.write_text(set_source(meta_path.read_text(), SOURCE_KEY, description, checked))
     print(f"{len(records)} (size, region) records from {len(files)} files")
 
 
