@@ -6,7 +6,8 @@ Pages are `{"skus": [...], "nextPageToken": ...}`. A SKU carries `description`, 
 A GPU machine's price is its vCPUs x the series' core SKU + its GiB x the series' RAM SKU + its GPUs x the
 GPU SKU (SkyPilot and gpuhunt price it the same way). Flex-start, DWS calendar, virtual-workstation, sole-
 tenancy, custom and premium SKUs are skipped: first-substring matching on them is what put a half-price H100
-into public catalogs.
+into public catalogs. The Local SSD bundled with A2 Ultra and A3 machines is not added (its SKU per family was not
+confirmed), so refreshed rows are that much below the shipped ones, which include it (catalog README).
 """
 
 from __future__ import annotations
