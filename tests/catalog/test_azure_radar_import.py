@@ -3,21 +3,11 @@ meters count, how sizes are matched, and that two prices for one market stop the
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).parents[2] / "components/catalog/data/azure/import_pricing_radar.py"
+from gpufleet.catalog.data.azure import import_pricing_radar as script
+
 SIZES = {"Standard_ND96isr_H200_v5", "Standard_NC4as_T4_v3"}
-
-
-@pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("import_pricing_radar", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def item(sku, price, product="Virtual Machines NDsrH200v5 Series", region="northeurope", unit="1 Hour"):
@@ -30,11 +20,11 @@ def keyed(*pairs):
 
 
 @pytest.mark.parametrize("name", ["Standard_ND96isr_H200_v5", "ND96isrH200v5", "ND96isr H200 v5"])
-def test_size_names_in_every_spelling_match(script, name):
+def test_size_names_in_every_spelling_match(name):
     assert script.size_key(name) == "nd96isrh200v5"
 
 
-def test_linux_pay_as_you_go_and_spot_meters_are_read_and_the_rest_skipped(script):
+def test_linux_pay_as_you_go_and_spot_meters_are_read_and_the_rest_skipped():
     files = {"vm-northeurope.json": keyed(
         ("Consumption", item("ND96isrH200v5", 101.76)),
         ("Consumption", item("ND96isrH200v5 Spot", 30.0)),
@@ -50,13 +40,13 @@ def test_linux_pay_as_you_go_and_spot_meters_are_read_and_the_rest_skipped(scrip
         ("Standard_ND96isr_H200_v5", "northeurope", 101.76, 30.0)]
 
 
-def test_two_prices_for_one_market_stop_the_import(script):
+def test_two_prices_for_one_market_stop_the_import():
     files = {"vm-northeurope.json": keyed(("Consumption", item("ND96isrH200v5", 101.76)),
                                           ("Consumption", item("Standard_ND96isr_H200_v5", 99.0)))}
     with pytest.raises(SystemExit, match="two on_demand prices"):
         script.radar_records(files, SIZES)
 
 
-def test_the_record_is_dated_by_the_trackers_last_check(script):
+def test_the_record_is_dated_by_the_trackers_last_check():
     assert script.checked_on({"at": "2026-08-22T20:59:40.623529+00:00"}).isoformat() == "2026-08-22"
     assert script.checked_on({"at": "2026-08-22T23:30:00-02:00"}).isoformat() == "2026-08-23"

@@ -3,23 +3,8 @@ which regions it prices, what it replaces, what it drops, and which hand exclusi
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-import pytest
-
+from gpufleet.catalog.data.gcp import import_cyclenerd as script
 from gpufleet.catalog.models import Price
-
-SCRIPT = Path(__file__).parents[2] / "components/catalog/data/gcp/import_cyclenerd.py"
-
-
-@pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("import_cyclenerd", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 PRICING = {"compute": {"instance": {
     "a3-highgpu-8g": {"cpu": 208, "cost": {
@@ -36,7 +21,7 @@ def old_row(name="a3-highgpu-8g", region="us-central1", zone="us-central1-a", od
     return Price(cloud="gcp", instance_type=name, region=region, zone=zone, on_demand=od, spot=spot)
 
 
-def test_offered_regions_reads_the_semicolon_file_and_skips_deprecated_types(script, tmp_path):
+def test_offered_regions_reads_the_semicolon_file_and_skips_deprecated_types(tmp_path):
     listing = tmp_path / "machinetyperegion.csv"
     listing.write_text("NAME;CPUS;SHARED_CPU;MEMORY_GB;DEPRECATED;ZONE\n"
                        "a3-highgpu-8g;208;False;1872.00;;us-central1\n"
@@ -44,7 +29,7 @@ def test_offered_regions_reads_the_semicolon_file_and_skips_deprecated_types(scr
     assert script.offered_regions(listing) == {"a3-highgpu-8g": {"us-central1"}}
 
 
-def test_records_only_where_the_type_is_offered_and_priced(script):
+def test_records_only_where_the_type_is_offered_and_priced():
     records = script.snapshot_records(PRICING, {"a3-highgpu-8g", "a4-highgpu-8g"}, OFFERED)
     assert [(r.instance_type, r.region, r.zone) for r in records] == [
         ("a3-highgpu-8g", "europe-north1", ""), ("a3-highgpu-8g", "us-central1", "")]
@@ -53,7 +38,7 @@ def test_records_only_where_the_type_is_offered_and_priced(script):
     assert records[0].reserved_1y is None
 
 
-def test_fold_reprices_every_zone_drops_unoffered_regions_and_adds_region_wide_rows(script):
+def test_fold_reprices_every_zone_drops_unoffered_regions_and_adds_region_wide_rows():
     old = [old_row(), old_row(zone="us-central1-b"), old_row(region="asia-east1", zone="asia-east1-a"),
            old_row(name="a4-highgpu-8g", od=90.216, spot=32.6064),
            old_row(name="a2-highgpu-1g", region="asia-east1", zone="asia-east1-a", od=3.79, spot=1.1)]
@@ -68,7 +53,7 @@ def test_fold_reprices_every_zone_drops_unoffered_regions_and_adds_region_wide_r
     }
 
 
-def test_an_exclusion_survives_only_while_a_skypilot_row_still_prices_that_market(script):
+def test_an_exclusion_survives_only_while_a_skypilot_row_still_prices_that_market():
     rows = [old_row(name="a4-highgpu-8g", region="us-east4", zone="us-east4-b"),
             Price(cloud="gcp", instance_type="a3-highgpu-8g", region="us-central1", zone="us-central1-a",
                   on_demand=88.49, spot=50.6095, source="cyclenerd")]
@@ -77,6 +62,6 @@ def test_an_exclusion_survives_only_while_a_skypilot_row_still_prices_that_marke
     assert script.still_excluded(entries, rows) == [entries[1]]
 
 
-def test_the_snapshot_is_dated_by_its_own_generation_time(script):
+def test_the_snapshot_is_dated_by_its_own_generation_time():
     about = {"about": {"generated": "Thu Jul 30 06:13:17 2026", "timestamp": 1785391997}}
     assert script.generated_on(about).isoformat() == "2026-07-30"
