@@ -18,12 +18,18 @@ from .boot_order_root import CLOUD_INIT_HINT, build_root, cloud_init_units_prese
 from .test_lint import SYSTEMD_HINT
 
 
-def verify(root: Path, names: list[str]) -> subprocess.CompletedProcess:
-    tool = require_tool("systemd-analyze", SYSTEMD_HINT)
+def unit_root(root: Path, user_data: str) -> list[str]:
+    """The root to verify, once the tools it needs are known to be here: it copies cloud-init's installed units."""
+    require_tool("systemd-analyze", SYSTEMD_HINT)
     if not cloud_init_units_present():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(CLOUD_INIT_HINT + " (required in CI)")
         pytest.skip(CLOUD_INIT_HINT)
+    return build_root(root, user_data)
+
+
+def verify(root: Path, names: list[str]) -> subprocess.CompletedProcess:
+    tool = require_tool("systemd-analyze", SYSTEMD_HINT)
     return subprocess.run([tool, "verify", "--man=no", f"--root={root}", *names], capture_output=True, text=True,
                           timeout=120)
 
@@ -36,7 +42,7 @@ def cycle_lines(output: str) -> list[str]:
 @pytest.mark.parametrize("stack", stack_names())
 def test_shipped_stack_boots_without_an_ordering_cycle(stack, rendered, tmp_path):
     user_data = rendered[f"stack-{stack}"][1]
-    names = build_root(tmp_path, user_data)
+    names = unit_root(tmp_path, user_data)
     assert "/etc/systemd/system/gpufleet-node.target" in names
     done = verify(tmp_path, names)
     output = done.stdout + done.stderr
@@ -47,7 +53,7 @@ def test_shipped_stack_boots_without_an_ordering_cycle(stack, rendered, tmp_path
 def test_the_check_sees_a_unit_ordered_after_cloud_final(rendered, tmp_path):
     """The check itself: a unit of ours ordered after cloud-final (as gpufleet-boot was) is reported as a cycle."""
     user_data = rendered["stack-aws-dev"][1]
-    names = build_root(tmp_path, user_data)
+    names = unit_root(tmp_path, user_data)
     unit = tmp_path / "etc/systemd/system/gpufleet-boot.service"
     unit.write_text(unit.read_text().replace("After=network-online.target",
                                              "After=network-online.target cloud-final.service", 1))
