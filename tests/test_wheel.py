@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,8 @@ def build_and_install(work: Path) -> tuple[Path, Path]:
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
          "-w", work / "dist", source], work)
     wheel = next((work / "dist").glob("gpufleet-*.whl"))
+    # The copy holds whatever __pycache__ the checkout has (the tests write them): none of it is package data.
+    assert [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".pyc")] == []
     venv = work / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", venv], work)
     python = venv / "bin" / "python"
