@@ -38,7 +38,7 @@ class MarketArgs(TypedDict):
     spot_max_price_per_hour: NotRequired[float]
     """Highest spot price per node-hour in USD. Default: no cap (the on-demand price)."""
     capacity_reservation_id: NotRequired[str]
-    """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
+    """Run in this reservation (AWS ODCR or Capacity Block id; GCP reservation name, which on-demand A4X, A4 and A3 Ultra need). Default: no reservation."""
     capacity_block: NotRequired[bool]
     """The reservation is an AWS Capacity Block for ML. Default: false."""
     capacity_block_start: NotRequired[str]

@@ -150,5 +150,5 @@ class TestAzureAndGcpRules:
     def test_gcp_gpu_subnets_need_room_outside_the_primary_range(self):
         from gpufleet.gcp.rules import gpu_subnets_avoid_primary
         spec = parse_cluster_spec({**SPECS["gcp"], "nodes": 2, "accelerator": {"instance_type": "a3-ultragpu-8g"},
-                                   "zone": "us-central1-b", "fabric": "gpudirect", "network": {"cidr": "10.0.0.0/16"}})
+                                   "market": "spot", "zone": "us-central1-b", "fabric": "gpudirect", "network": {"cidr": "10.0.0.0/16"}})
         assert gpu_subnets_avoid_primary(plan_cluster(spec)) == []

@@ -73,6 +73,13 @@ class InstanceType:
         return UNSUPPORTED_DRIVERS.get(self.extra.get("gpu_driver", "nvidia"))
 
     @property
+    def on_demand_needs_reservation(self) -> bool:
+        """Types the cloud does not sell on demand (`on_demand: reservation` in the row): standard capacity comes
+        only from a reservation, besides Spot (GCP A4X, A4, A3 Ultra: future reservations, consumed by
+        reservation-bound VMs). An on-demand cluster of these without a reservation could never start."""
+        return self.extra.get("on_demand") == "reservation"
+
+    @property
     def rdma_devices(self) -> int:
         """RDMA devices the node should expose: EFA interfaces, IB links or GPU NICs."""
         return {"efa": self.efa_interfaces, "infiniband": self.gpus if self.infiniband_gbps else 0}.get(

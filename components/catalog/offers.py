@@ -38,6 +38,7 @@ class Requirement:
     regions: tuple[str, ...] = ()
     zone: str | None = None  # a spec's zone: only that zone (or region-wide prices); a restricted one is allowed
     include_restricted: bool = False  # Local/Wavelength Zones, GovCloud, China (`--include-restricted`)
+    reservation: bool = False  # on-demand nodes run in a named capacity reservation (a stack's `market`)
     min_gpu_memory_gib: float | None = None
     max_usd_per_hour: float | None = None
     job_gpu_hours: float | None = None  # the job's size in GPU-hours on `reference_gpu`
@@ -245,6 +246,8 @@ def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[s
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
     if i.unsupported_driver:
         yield i.unsupported_driver
+    if i.on_demand_needs_reservation and "on_demand" in req.price_fields() and not req.reservation:
+        yield not_sold_on_demand(i)
     if req.clouds and i.cloud not in req.clouds:
         yield f"cloud {i.cloud!r} is not among {', '.join(req.clouds)}"
     if req.regions and c.region not in req.regions:
@@ -273,6 +276,12 @@ def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[s
         yield f"no {missing} price here" + (f" (flagged: {'; '.join(flagged)})" if flagged else "")
     elif req.max_usd_per_hour is not None and hourly > req.max_usd_per_hour:
         yield f"costs ${hourly:,.2f}/h, above the limit of ${req.max_usd_per_hour:,.2f}/h"
+
+
+def not_sold_on_demand(instance: InstanceType) -> str:
+    """Why on-demand nodes of a reservation-only type could never start (`InstanceType.on_demand_needs_reservation`)."""
+    return (f"{instance.name} is not sold on demand: {instance.cloud} offers its standard capacity only through a "
+            "reservation (a future reservation, consumed by reservation-bound VMs), besides Spot and Flex-start")
 
 
 def _missing_prices(req: Requirement, c: Candidate) -> str:

@@ -70,7 +70,8 @@ def _select_values(args, shape: dict, catalog: Catalog, problems: list[Problem])
             problems.append(Problem("--speed-factor", item, "expected GPU=X with X > 0, e.g. `--speed-factor T4=0.21`"))
         elif gpu:
             factors.append((gpu, factor))
-    return {"nodes": nodes, "market": market, "on_demand_base": base, "job_gpu_hours": args.job_gpu_hours,
+    return {"nodes": nodes, "market": market, "on_demand_base": base, "reservation": shape.get("reservation", False),
+            "job_gpu_hours": args.job_gpu_hours,
             "reference_gpu": reference or DEFAULT_REFERENCE_GPU, "speed_factors": tuple(sorted(factors))}
 
 
@@ -110,7 +111,7 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
     return {"gpus": (gpu.model,), "gpus_per_node": acc.gpus_per_node or (instance.gpus if instance else None),
             "nodes": spec.nodes, "market": spec.market.type,
             "on_demand_base": spec.market.on_demand_base if spec.market.type == "mixed" else 0,
-            "fabric": spec.fabric}
+            "reservation": spec.market.capacity_reservation_id is not None, "fabric": spec.fabric}
 
 
 def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> str | None:

@@ -15,7 +15,7 @@ from ..spec.node_rules import check_node_software
 from .cost import NodePrices, hourly_cost
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType
-from .offers import FABRICS, location_candidates
+from .offers import FABRICS, location_candidates, not_sold_on_demand
 from .zones import is_aws_zone_id, is_edge, restricted_reason
 
 # The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name (the same table `select` uses).
@@ -50,6 +50,7 @@ def select(spec: ClusterSpec, catalog: Catalog | None = None) -> Selection:
     if instance is None:
         raise SpecError(problems)
     warnings: list[str] = []
+    problems += _market_problems(spec, instance, warnings)
     problems += _zone_problems(spec, catalog, instance, warnings)
     fabric, fabric_problems = _resolve_fabric(spec, instance, warnings)
     problems += fabric_problems
@@ -127,7 +128,27 @@ def _rank(spec: ClusterSpec, catalog: Catalog, instance: InstanceType) -> tuple:
     price = _node_price(spec, catalog, instance, [])
     value = hourly_cost(spec.market.type, spec.nodes, NodePrices(on_demand=price.on_demand, spot=price.spot),
                         spec.market.on_demand_base)
-    return (0, value, instance.name) if value is not None else (1, 0.0, instance.name)
+    unbuyable = _needs_missing_reservation(spec, instance)
+    return (unbuyable, 0, value, instance.name) if value is not None else (unbuyable, 1, 0.0, instance.name)
+
+
+def _needs_missing_reservation(spec: ClusterSpec, instance: InstanceType) -> bool:
+    """On-demand nodes of a type the cloud sells only through reservations, and no reservation named."""
+    market = spec.market
+    on_demand_nodes = market.type == "on-demand" or (market.type == "mixed" and market.on_demand_base > 0)
+    return instance.on_demand_needs_reservation and on_demand_nodes and market.capacity_reservation_id is None
+
+
+def _market_problems(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> list[Problem]:
+    """A reservation-only type runs on demand only inside the reservation the spec names; there it is billed at the
+    reservation's rate, which the catalog does not know."""
+    if _needs_missing_reservation(spec, instance):
+        return [Problem("market.type", spec.market.type, f"{not_sold_on_demand(instance)}; use `market.type: spot`, "
+                        "or name the reservation in `market.capacity_reservation_id`")]
+    if instance.on_demand_needs_reservation and spec.market.capacity_reservation_id is not None:
+        warnings.append(f"{instance.name} runs reservation-bound in {spec.market.capacity_reservation_id!r}: it is "
+                        "billed at the reservation's own rate, not at the on-demand list price the cost table shows")
+    return []
 
 
 ZONE_LOOKUP = {

@@ -8,7 +8,8 @@ blocked, and the cloud-init user data in the `user-data` metadata key. Nothing i
 Scheduling (GPU VMs cannot live-migrate; compact placement and spot require the same): onHostMaintenance
 TERMINATE and automaticRestart false. Spot adds provisioningModel SPOT, preemptible true and
 instanceTerminationAction DELETE: the group then recreates a preempted node when capacity returns (STOP would leave
-a stopped VM holding its disk; reference 3.4).
+a stopped VM holding its disk; reference 3.4). A reservation-only type (A4X, A4, A3 Ultra) in its reservation is
+RESERVATION_BOUND: Google stops it (its default termination action) when the reservation ends.
 
 Group: zonal, `target_size = nodes` (the only input that changes with the node count), autohealing from the node's
 health endpoint, and recreated nodes on the current template (repair.py). Updates are OPPORTUNISTIC unless
@@ -21,6 +22,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from ..catalog.models import InstanceType
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec
 from .fabric import NicSlot
@@ -33,18 +35,24 @@ from .serving import group_ignore_changes
 TERMINATE = "TERMINATE"
 SPOT = "SPOT"
 STANDARD = "STANDARD"
+RESERVATION_BOUND = "RESERVATION_BOUND"
 SPOT_TERMINATION_ACTION = "DELETE"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"  # access is decided by IAM roles
 DEFAULT_BOOT_DISK_TYPE = "pd-balanced"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
-def scheduling(spec: ClusterSpec) -> dict:
-    """The template's scheduling block (snake_case, as `InstanceTemplateSchedulingArgs` takes it)."""
+def scheduling(spec: ClusterSpec, instance: InstanceType) -> dict:
+    """The template's scheduling block (snake_case, as `InstanceTemplateSchedulingArgs` takes it). A type Google
+    sells only through future reservations (A4X, A4, A3 Ultra) consumes its reservation as a reservation-bound VM,
+    which is what Google documents for that capacity and what its A4 and A3 Ultra blueprints set beside the
+    reservation (cluster-toolkit a4high-vm.yaml, a3ultra-vm.yaml)."""
     block = {"on_host_maintenance": TERMINATE, "automatic_restart": False, "provisioning_model": STANDARD,
              "preemptible": False}
     if spec.market.type == "spot":
         block.update(provisioning_model=SPOT, preemptible=True, instance_termination_action=SPOT_TERMINATION_ACTION)
+    elif instance.on_demand_needs_reservation and spec.market.capacity_reservation_id is not None:
+        block.update(provisioning_model=RESERVATION_BOUND)
     return block
 
 
@@ -79,7 +87,7 @@ def build_template(name: str, selection: Selection, networks: ClusterNetworks, n
         network_interfaces=[gcp.compute.InstanceTemplateNetworkInterfaceArgs(
             network=networks.vpcs[slot.vpc_role].id, subnetwork=networks.subnets[slot.subnet_role].id,
             nic_type=slot.nic_type, stack_type="IPV4_ONLY") for slot in nics],
-        scheduling=gcp.compute.InstanceTemplateSchedulingArgs(**scheduling(spec)),
+        scheduling=gcp.compute.InstanceTemplateSchedulingArgs(**scheduling(spec, instance)),
         service_account=gcp.compute.InstanceTemplateServiceAccountArgs(email=account_email,
                                                                        scopes=[CLOUD_PLATFORM_SCOPE]),
         shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(

@@ -52,7 +52,7 @@ class Market(StrictModel):
     spot_max_price_per_hour: Amount | None = Field(None, ge=0.001, le=10000)
     """Highest spot price per node-hour in USD, 0.001 to 10000. Default: no cap (the on-demand price), as AWS recommends."""
     capacity_reservation_id: str | None = None
-    """Run in this reservation (AWS ODCR or Capacity Block id). Default: no reservation."""
+    """Run in this reservation (AWS ODCR or Capacity Block id; GCP reservation name, which on-demand A4X, A4 and A3 Ultra need). Default: no reservation."""
     capacity_block: bool = False
     """The reservation is an AWS Capacity Block for ML. Default: false."""
     capacity_block_start: UtcTimestamp | None = None

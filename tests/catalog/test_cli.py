@@ -131,7 +131,7 @@ class TestCatalog:
 
     def test_flagged_table(self, capsys):
         code, out = self.run(["--flagged", "--cloud", "gcp"], capsys)
-        assert code == 0 and "a4-highgpu-8g" in out and "us-east4" in out and "placeholder" in out
+        assert code == 0 and "a4-highgpu-8g" in out and "us-east4" in out and "Dynamic Workload Scheduler" in out
 
 
 def test_fabric_takes_the_specs_word_and_the_old_one(capsys):

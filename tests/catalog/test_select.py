@@ -50,6 +50,9 @@ def brute_force(req: Requirement, cat) -> tuple[int, object]:
                     continue
                 if inst.extra.get("gpu_driver", "nvidia") != "nvidia":  # gpufleet installs NVIDIA's datacenter driver only
                     continue
+                on_demand_nodes = req.market == "on-demand" or (req.market == "mixed" and req.on_demand_base > 0)
+                if inst.extra.get("on_demand") == "reservation" and on_demand_nodes and not req.reservation:
+                    continue  # not sold on demand: only inside a reservation
                 if req.min_gpu_memory_gib is not None and inst.gpu_memory_gib < req.min_gpu_memory_gib:
                     continue
                 if FABRICS[req.fabric] and inst.fabric not in FABRICS[req.fabric]:
@@ -239,3 +242,28 @@ class TestInfeasible:
 
     def test_azure_h100_size_has_eight_gpus_not_the_sources_twelve(self):
         assert CAT.instance("azure", "Standard_ND96isr_H100_v5").gpus == 8
+
+
+class TestReservationOnlyTypes:
+    """GCP A4X, A4 and A3 Ultra are not sold on demand (catalog `on_demand: reservation`)."""
+
+    def test_on_demand_leaves_them_out_with_the_reason_and_a_reservation_lets_them_in(self):
+        req = Requirement(gpus=("H200",), gpus_per_node=8, clouds=("gcp",), market="on-demand")
+        ranking = rank(req, CAT)
+        assert not ranking.offers
+        [reason] = {r for o in ranking.rejected if o.candidate.instance.name == "a3-ultragpu-8g"
+                    for r in o.reasons if "not sold on demand" in r}
+        assert reason.startswith("a3-ultragpu-8g is not sold on demand: gcp offers its standard capacity only "
+                                 "through a reservation")
+        reserved = rank(Requirement(gpus=("H200",), gpus_per_node=8, clouds=("gcp",), market="on-demand",
+                                    reservation=True), CAT)
+        assert {o.candidate.instance.name for o in reserved.offers} == {"a3-ultragpu-8g"}
+
+    def test_a4_is_offered_on_spot_at_its_gpu_slice_price_wherever_its_gpu_row_lists_it(self):
+        offers = rank(Requirement(gpus=("B200",), gpus_per_node=8, clouds=("gcp",), market="spot"), CAT).offers
+        regions = {o.candidate.region for o in offers}
+        assert {"us-central1", "us-east4", "europe-west4", "asia-northeast1"} <= regions and len(regions) == 10
+        central = next(o for o in offers if o.candidate.zone == "us-central1-b")
+        assert central.usd_per_hour == pytest.approx(32.6064)
+        assert central.candidate.prices.on_demand is None  # a DWS SKU in the source, excluded
+        assert central.as_dict(Requirement(market="spot"), CAT)["prices_from"] == "undated, not before 2025-11-27"

@@ -122,13 +122,24 @@ class TestFirewall:
 
 class TestScheduling:
     def test_on_demand_gpu_nodes_terminate_on_maintenance_and_do_not_restart(self):
-        assert scheduling(spec()) == {"on_host_maintenance": "TERMINATE", "automatic_restart": False,
-                                      "provisioning_model": "STANDARD", "preemptible": False}
+        assert scheduling(spec(), row("a3-megagpu-8g")) == {"on_host_maintenance": "TERMINATE",
+                                                            "automatic_restart": False,
+                                                            "provisioning_model": "STANDARD", "preemptible": False}
 
     def test_spot_is_preemptible_and_deleted_on_preemption(self):
-        block = scheduling(spec(market="spot"))
+        block = scheduling(spec(market="spot"), row("a3-megagpu-8g"))
         assert block["provisioning_model"] == "SPOT" and block["preemptible"] is True
         assert block["instance_termination_action"] == "DELETE" and block["automatic_restart"] is False
+
+    @pytest.mark.parametrize("name", ["a3-ultragpu-8g", "a4-highgpu-8g", "a4x-highgpu-4g"])
+    def test_a_reservation_only_type_in_its_reservation_is_reservation_bound(self, name):
+        reserved = spec(market={"type": "on-demand", "capacity_reservation_id": "block-1"})
+        assert scheduling(reserved, row(name))["provisioning_model"] == "RESERVATION_BOUND"
+        assert scheduling(spec(market="spot"), row(name))["provisioning_model"] == "SPOT"
+
+    def test_other_types_in_a_reservation_stay_standard(self):
+        reserved = spec(market={"type": "on-demand", "capacity_reservation_id": "odr-1"})
+        assert scheduling(reserved, row("a3-megagpu-8g"))["provisioning_model"] == "STANDARD"
 
     def test_metadata_turns_on_os_login_and_blocks_project_keys(self):
         assert node_metadata("#cloud-config\n") == {"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE",

@@ -27,7 +27,8 @@ A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}, "tags": {"Team"
 DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": ["198.51.100.0/24"]}}
 UNPLACED = {**TRAIN, "placement_group": False, "nodes": 8}
 A3_HIGH = {**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}}
-A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}}
+# A4 and A3 Ultra are not sold on demand: Spot here (a reservation is the other way, tested below).
+A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}, "market": "spot"}
 A3_ULTRA = {**A4, "accelerator": {"instance_type": "a3-ultragpu-8g"}}
 
 
@@ -313,6 +314,25 @@ def test_refuses_an_accelerator_count_the_machine_type_does_not_have():
 
 def test_refuses_a_zone_without_the_machine_type():
     refused({**A4, "zone": "us-central1-a"}, r"`zone`: got 'us-central1-a'; a4-highgpu-8g is not offered in that zone")
+
+
+@pytest.mark.parametrize("name", ["a4-highgpu-8g", "a3-ultragpu-8g"])
+def test_refuses_on_demand_nodes_of_a_type_google_sells_only_through_reservations(name):
+    refused({**A4, "accelerator": {"instance_type": name}, "market": "on-demand"},
+            rf"`market.type`: got 'on-demand'; {name} is not sold on demand: gcp offers its standard capacity only "
+            r"through a reservation .*; use `market.type: spot`, or name the reservation in "
+            r"`market.capacity_reservation_id`")
+
+
+def test_a_reservation_only_type_consumes_its_reservation_reservation_bound_and_warns_about_its_price():
+    result = plan_of({**A3_ULTRA, "market": {"type": "on-demand", "capacity_reservation_id": "h200-block"}})
+    template = one(result, TEMPLATE).inputs
+    assert template["scheduling"] == {"automaticRestart": False, "onHostMaintenance": "TERMINATE",
+                                      "preemptible": False, "provisioningModel": "RESERVATION_BOUND"}
+    assert template["reservationAffinity"] == {
+        "type": "SPECIFIC_RESERVATION",
+        "specificReservation": {"key": "compute.googleapis.com/reservation-name", "values": ["h200-block"]}}
+    assert any("runs reservation-bound in 'h200-block'" in w for w in result.outputs["warnings"])
 
 
 def test_refuses_an_image_that_would_ignore_user_data():

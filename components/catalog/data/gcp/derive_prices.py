@@ -15,7 +15,13 @@ GPU rows the public data gets wrong are kept in the CSV as the sum it implies an
 - a GPU row whose spot price is above its on-demand price;
 - a GPU row whose per-GPU on-demand price is under half the highest region's for the same GPU (a DWS / flex-start
   SKU matched by substring, see shared/reference/catalog-and-pricing.md 1.4);
-- a host VM row priced 0.0 (a placeholder: a4-highgpu-8g).
+- a host VM row priced 0.0 where the type has a host VM SKU (a placeholder);
+- the B200 GPU rows' on-demand price (see `NOT_LIST_ON_DEMAND`).
+
+A4 (`GPU_SLICE_BILLED`) has no host VM SKU: Google bills the whole machine through one SKU per GPU ("A4 Nvidia B200
+(1 gpu slice)"), so its price is its GPU row, in every zone the GPU row lists, and SkyPilot's 0.0 VM row is not a
+placeholder but how its fetcher keeps the type (skypilot-org/skypilot PR #8125, 2025-11-27: "The B200 GPU pricing
+includes the full VM cost. Added special handling to set A4 VM price to 0").
 """
 
 from __future__ import annotations
@@ -47,6 +53,13 @@ SHAPES = {
        for n, gpus in ((4, 1), (8, 1), (12, 1), (16, 1), (24, 2), (32, 1), (48, 4), (96, 8))},
 }
 SPOT_ROUNDING = 1.01
+GPU_SLICE_BILLED = {"a4-highgpu-8g"}
+# GPU rows whose on-demand price is another product's. B200: SkyPilot's fetcher takes the first SKU whose name
+# contains "B200 (1 gpu slice)", which also matches the Dynamic Workload Scheduler (calendar-mode and flex-start)
+# SKUs: its rows give two prices (90.216 and 64.44 for 8 GPUs) inside Google's one "Americas" price location, so at
+# most one is a list price and neither is known to be. A4 is not sold on demand in any case (instances.yaml).
+NOT_LIST_ON_DEMAND = {"B200": "source B200 GPU row: the on-demand price is a Dynamic Workload Scheduler SKU matched by "
+                              "substring, not a list price (A4 is not sold on demand: Spot or a reservation)"}
 
 
 def read(path: Path):
@@ -83,11 +96,12 @@ def bad_gpu_rows(gpus) -> dict[tuple[str, str], dict[str, str]]:
 
 def derive(vms, gpus):
     bad = bad_gpu_rows(gpus)
+    for gpu, reason in NOT_LIST_ON_DEMAND.items():
+        for region, _zone in gpus.get(gpu, {}):
+            bad[(gpu, region)]["on_demand"] = reason
     rows, excluded = [], {}
     for name, (vm_type, scale, gpu, count) in sorted(SHAPES.items()):
-        for (vm_name, region, zone), (vm_od, vm_spot) in sorted(vms.items()):
-            if vm_name != vm_type:
-                continue
+        for (region, zone), (vm_od, vm_spot) in _host_rows(name, vm_type, gpu, vms, gpus):
             per_gpu = gpus[gpu].get((region, zone), (None, None))
             on_demand = _sum(vm_od, scale, per_gpu[0], count)
             spot = _sum(vm_spot, scale, per_gpu[1], count)
@@ -95,13 +109,21 @@ def derive(vms, gpus):
                          "spot": _fmt(spot)})
             for scope, reason in bad.get((gpu, region), {}).items():
                 excluded[(name, region, scope)] = reason
-            if vm_od == 0.0:
+            if vm_od == 0.0 and name not in GPU_SLICE_BILLED:
                 for scope in ("on_demand", "spot"):
                     excluded[(name, region, scope)] = (f"source {vm_type} VM row is a 0.0 placeholder; only the "
                                                        "GPU part is priced")
     entries = [{"instance_type": n, "region": r, "scope": s, "reason": why}
                for (n, r, s), why in sorted(excluded.items())]
     return rows, entries
+
+
+def _host_rows(name: str, vm_type: str, gpu: str, vms, gpus) -> list:
+    """((region, zone), (on-demand, spot)) of the host VM per zone: a slice-billed type has none, so each zone its
+    GPU row lists counts with a host price of zero."""
+    if name in GPU_SLICE_BILLED:
+        return [(location, (0.0, 0.0)) for location in sorted(gpus.get(gpu, {}))]
+    return [((region, zone), price) for (vm, region, zone), price in sorted(vms.items()) if vm == vm_type]
 
 
 def _sum(vm, scale, per_gpu, count):
