@@ -102,7 +102,18 @@ def capacity_block_fits(selection: Selection) -> list[Problem]:
     return capacity_block_problems(selection.spec, selection.instance.name)
 
 
-PLAN_RULES: tuple[Callable[[Selection], list[Problem]], ...] = (efa_nodes_are_placed_together, capacity_block_fits)
+def only_blocks_sell_the_type(selection: Selection) -> list[Problem]:
+    """A type sold only through Capacity Blocks (catalog `capacity_blocks_only`) runs only inside one."""
+    if not selection.instance.capacity_blocks_only or selection.spec.market.capacity_block:
+        return []
+    return [Problem("market.capacity_block", False, f"{selection.instance.name} is sold only through EC2 Capacity "
+                    "Blocks for ML, never on demand or on Spot; buy a block, then set `market.type: on-demand`, "
+                    "`market.capacity_block: true`, `market.capacity_reservation_id` (the block's cr- id) and its "
+                    "`capacity_block_start` / `capacity_block_end`")]
+
+
+PLAN_RULES: tuple[Callable[[Selection], list[Problem]], ...] = (efa_nodes_are_placed_together, capacity_block_fits,
+                                                                only_blocks_sell_the_type)
 
 
 def spec_problems(spec: ClusterSpec) -> list[Problem]:

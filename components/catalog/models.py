@@ -80,6 +80,12 @@ class InstanceType:
         return self.extra.get("on_demand") == "reservation"
 
     @property
+    def capacity_blocks_only(self) -> bool:
+        """Types sold only through capacity blocks (`capacity_blocks_only: true`: AWS p6e-gb200, inside UltraServers):
+        neither on demand nor on Spot can such a node ever start."""
+        return bool(self.extra.get("capacity_blocks_only"))
+
+    @property
     def rdma_devices(self) -> int:
         """RDMA devices the node should expose: EFA interfaces, IB links or GPU NICs."""
         return {"efa": self.efa_interfaces, "infiniband": self.gpus if self.infiniband_gbps else 0}.get(
