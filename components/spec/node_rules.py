@@ -225,7 +225,26 @@ def drain_command_is_set(selection: Selection, today: date) -> list[Problem]:
     return []
 
 
+def node_stack_runs_on_the_machine(selection: Selection, today: date) -> list[Problem]:
+    """gpufleet's images and node software are x86_64 ones, and it runs no NVIDIA IMEX, which GPUs sharing one
+    NVLink domain across nodes (GB200 NVL72) need: such a node would boot an image of the wrong architecture or
+    come up half-configured, so it is refused instead."""
+    instance, gpu = selection.instance, selection.gpu
+    missing = []
+    if instance.arch != "x86_64":
+        missing.append(f"{instance.arch} images and node software (gpufleet's are x86_64)")
+    if gpu.nvlink_domain_gpus:
+        missing.append(f"NVIDIA IMEX across the {gpu.nvlink_domain_gpus}-GPU NVLink domain")
+    if not missing:
+        return []
+    field = "accelerator.instance_type" if selection.spec.accelerator.instance_type else "accelerator.gpu"
+    value = selection.spec.accelerator.instance_type or selection.spec.accelerator.gpu
+    return [Problem(field, value, f"{instance.name} ({gpu.model}) needs {' and '.join(missing)}, which gpufleet does "
+                    "not set up yet; choose an x86_64 type such as an 8-GPU B200 or B300 one")]
+
+
 NODE_RULES: tuple[Callable[[Selection, date], list[Problem]], ...] = (
+    node_stack_runs_on_the_machine,
     driver_branch_is_supported,
     cuda_runs_on_branch,
     cuda_supports_gpu,

@@ -5,13 +5,18 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from dataclasses import replace
 
 import pytest
 
+from gpufleet.aws.rules import only_blocks_sell_the_type
+from gpufleet.catalog.loader import load_catalog
+from gpufleet.catalog.selector import select
 from gpufleet.plan.calls import CALLS
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor
 from gpufleet.plan.render import plan_json
 from gpufleet.plan.runner import run_program
+from gpufleet.spec.parse import parse_cluster_spec
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
 
 TRAIN = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
@@ -331,10 +336,9 @@ def test_a_running_capacity_block_is_sized_now_and_still_emptied_before_its_end(
     (FUTURE_BLOCK, {"placement_group": True}, "`placement_group`: got true; a Capacity Block already co-locates"),
     (FUTURE_BLOCK, {"accelerator": {"instance_type": "g6e.xlarge"}, "fabric": "auto"},
      "`market.capacity_block`: got true; Capacity Blocks do not offer g6e.xlarge"),
-    ("on-demand", {"accelerator": {"instance_type": "p6e-gb200.36xlarge"}},
-     "`market.capacity_block`: got false; p6e-gb200.36xlarge is sold only through EC2 Capacity Blocks for ML"),
-    ("spot", {"accelerator": {"instance_type": "p6e-gb200.36xlarge"}},
-     "`market.capacity_block`: got false; p6e-gb200.36xlarge is sold only through EC2 Capacity Blocks for ML"),
+    (FUTURE_BLOCK, {"accelerator": {"instance_type": "p6e-gb200.36xlarge"}},
+     "`accelerator.instance_type`: got 'p6e-gb200.36xlarge'; p6e-gb200.36xlarge (GB200) needs arm64 images and node "
+     "software (gpufleet's are x86_64) and NVIDIA IMEX across the 72-GPU NVLink domain"),
     ({"type": "on-demand", "capacity_reservation_id": "cr-0abc1234"}, {"placement_group": True},
      "`placement_group`: got true; instances in an existing capacity reservation cannot launch into a placement group"),
     ({"type": "on-demand", "capacity_block_start": "2099-01-10T11:30:00Z"}, {},
@@ -361,3 +365,16 @@ def test_rollout_is_off_by_default_and_an_instance_refresh_when_asked():
     assert group["instanceRefresh"]["strategy"] == "Rolling"
     assert group["instanceRefresh"]["preferences"]["minHealthyPercentage"] == 75
     assert group["instanceRefresh"]["preferences"]["skipMatching"] is True
+
+
+@pytest.mark.parametrize("market", ["on-demand", "spot"])
+def test_a_type_sold_only_through_capacity_blocks_is_refused_outside_one(market):
+    """p6e-gb200 (catalog `capacity_blocks_only`); the rule alone, since GB200 nodes are refused before it."""
+    selection = select(parse_cluster_spec({**TRAIN, "market": market}))
+    blocked = replace(selection, instance=load_catalog().instance("aws", "p6e-gb200.36xlarge"))
+    [problem] = only_blocks_sell_the_type(blocked)
+    assert str(problem).startswith("`market.capacity_block`: got false; p6e-gb200.36xlarge is sold only through EC2 "
+                                   "Capacity Blocks for ML, never on demand or on Spot")
+    assert only_blocks_sell_the_type(selection) == []
+    in_block = replace(blocked, spec=parse_cluster_spec({**TRAIN, "market": FUTURE_BLOCK}))
+    assert only_blocks_sell_the_type(in_block) == []

@@ -9,7 +9,10 @@ import pytest
 
 from gpufleet.catalog import load_catalog
 from gpufleet.catalog.offers import Requirement, rank
+from gpufleet.catalog.selector import select
 from gpufleet.catalog.zones import zone_kind
+from gpufleet.spec import SpecError
+from gpufleet.spec.parse import parse_cluster_spec
 
 CAT = load_catalog()
 AWS = {name: row for (cloud, name), row in CAT.instances.items() if cloud == "aws"}
@@ -100,3 +103,17 @@ def test_azure_h200_spot_priced_as_pay_as_you_go_is_refused_with_the_reason():
     assert ranking.offers == ()
     h200 = [o for o in ranking.rejected if o.candidate.instance.name == "Standard_ND96isr_H200_v5"]
     assert len(h200) == 3 and all("no spot discount" in " ".join(o.reasons) for o in h200)
+
+
+@pytest.mark.parametrize("cloud, name, where", [
+    ("aws", "p6e-gb200.36xlarge", {"region": "us-east-1", "zone": "use1-az4"}),
+    ("gcp", "a4x-highgpu-4g", {"region": "us-central1", "zone": "us-central1-b", "market": "spot"}),
+    ("azure", "Standard_ND128isr_NDR_GB200_v6", {"region": "eastus"})])
+def test_gb200_nodes_are_refused_until_the_node_stack_runs_arm64_and_imex(cloud, name, where):
+    spec = parse_cluster_spec({"cloud": cloud, "nodes": 2, "accelerator": {"instance_type": name}, **where})
+    with pytest.raises(SpecError) as caught:
+        select(spec, CAT)
+    assert [str(p) for p in caught.value.problems] == [
+        f"`accelerator.instance_type`: got {name!r}; {name} (GB200) needs arm64 images and node software (gpufleet's "
+        "are x86_64) and NVIDIA IMEX across the 72-GPU NVLink domain, which gpufleet does not set up yet; choose an "
+        "x86_64 type such as an 8-GPU B200 or B300 one"]
