@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 from .common import ADMIN_PORTS, as_list, is_open, port_spec_hits, truthy
 from .model import Finding, Resource
@@ -89,3 +90,22 @@ def shielded_vm(resource: Resource, config: dict) -> Iterable[Finding]:
         yield Finding("the GPU VM is not a Shielded VM (vTPM and integrity monitoring)",
                       "set shieldedInstanceConfig: {enableVtpm: true, enableIntegrityMonitoring: true, "
                       "enableSecureBoot: true}")
+
+
+@cache
+def reservation_only_machine_types() -> frozenset[str]:
+    """GCP machine types the catalog marks as not sold on demand (`on_demand: reservation`: A4X, A4, A3 Ultra)."""
+    from ..catalog.loader import load_catalog
+
+    return frozenset(i.name for i in load_catalog().instances_of("gcp") if i.on_demand_needs_reservation)
+
+
+def reservation_only_not_standard(resource: Resource, config: dict) -> Iterable[Finding]:
+    if resource.type not in VM_TYPES:
+        return
+    machine = str(resource.props.get("machineType") or "").rsplit("/", 1)[-1]
+    model = _scheduling(resource).get("provisioningModel") or "STANDARD"
+    if machine in reservation_only_machine_types() and model == "STANDARD":
+        yield Finding(f"{machine} is not sold on demand: a STANDARD VM of it never gets capacity",
+                      "use provisioningModel SPOT, or RESERVATION_BOUND with a reservationAffinity naming the "
+                      "future reservation")

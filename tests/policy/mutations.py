@@ -117,6 +117,10 @@ def _on_demand_fleet(d):
     _first(d, ASG).update({"desiredCapacity": 4, "minSize": 4, "maxSize": 4})
 
 
+def _a4_on_demand(d):
+    _first(d, TEMPLATE)["machineType"] = "a4-highgpu-8g"  # gcp-dev's template is STANDARD (on demand)
+
+
 def _dev_bigger(d):
     _first(d, LT)["instanceType"] = "p5.48xlarge"
 
@@ -146,6 +150,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("gcp-no-firewall-on-roce", "gcp-train", _roce_firewall),
     ("gcp-no-open-ssh", "gcp-train", _gcp_open_ssh),
     ("gcp-gpu-shielded-vm", "gcp-dev", _not_shielded),
+    ("gcp-reservation-only-machine-not-standard", "gcp-dev", _a4_on_demand),
     ("cost-on-demand-multi-node", "aws-train", _on_demand_fleet),
     ("cost-dev-stack-without-spot", "aws-dev", _dev_bigger),
 ]

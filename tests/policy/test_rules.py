@@ -41,7 +41,8 @@ def test_every_policy_has_a_failing_case_in_the_corpus():
 
 def test_the_cli_prints_one_line_per_violation_and_exits_1_on_mandatory(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(mutated("gcp-train", CORPUS[-4][2])))
+    open_ssh = next(mutation for policy, _, mutation in CORPUS if policy == "gcp-no-open-ssh")
+    bad.write_text(json.dumps(mutated("gcp-train", open_ssh)))
     assert main(["policy", str(bad)]) == 1
     (line,) = capsys.readouterr().out.strip().splitlines()
     assert line.startswith("mandatory gcp-no-open-ssh urn:pulumi:gcp-train::") and "fix:" in line
