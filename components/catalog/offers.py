@@ -246,7 +246,7 @@ def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[s
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
     if i.unsupported_driver:
         yield i.unsupported_driver
-    if i.on_demand_needs_reservation and "on_demand" in req.price_fields() and not req.reservation:
+    if reservation_missing(i, req.market, req.on_demand_base, req.reservation):
         yield not_sold_on_demand(i)
     if req.clouds and i.cloud not in req.clouds:
         yield f"cloud {i.cloud!r} is not among {', '.join(req.clouds)}"
@@ -276,6 +276,12 @@ def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[s
         yield f"no {missing} price here" + (f" (flagged: {'; '.join(flagged)})" if flagged else "")
     elif req.max_usd_per_hour is not None and hourly > req.max_usd_per_hour:
         yield f"costs ${hourly:,.2f}/h, above the limit of ${req.max_usd_per_hour:,.2f}/h"
+
+
+def reservation_missing(instance: InstanceType, market: str, on_demand_base: int, reservation: bool) -> bool:
+    """On-demand nodes of a type the cloud sells only through reservations, and no reservation to run them in."""
+    on_demand_nodes = market == "on-demand" or (market == "mixed" and on_demand_base > 0)
+    return instance.on_demand_needs_reservation and on_demand_nodes and not reservation
 
 
 def not_sold_on_demand(instance: InstanceType) -> str:

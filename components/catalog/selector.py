@@ -15,7 +15,7 @@ from ..spec.node_rules import check_node_software
 from .cost import NodePrices, hourly_cost
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType
-from .offers import FABRICS, location_candidates, not_sold_on_demand
+from .offers import FABRICS, location_candidates, not_sold_on_demand, reservation_missing
 from .zones import is_aws_zone_id, is_edge, restricted_reason
 
 # The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name (the same table `select` uses).
@@ -133,10 +133,8 @@ def _rank(spec: ClusterSpec, catalog: Catalog, instance: InstanceType) -> tuple:
 
 
 def _needs_missing_reservation(spec: ClusterSpec, instance: InstanceType) -> bool:
-    """On-demand nodes of a type the cloud sells only through reservations, and no reservation named."""
     market = spec.market
-    on_demand_nodes = market.type == "on-demand" or (market.type == "mixed" and market.on_demand_base > 0)
-    return instance.on_demand_needs_reservation and on_demand_nodes and market.capacity_reservation_id is None
+    return reservation_missing(instance, market.type, market.on_demand_base, market.capacity_reservation_id is not None)
 
 
 def _market_problems(spec: ClusterSpec, instance: InstanceType, warnings: list[str]) -> list[Problem]:
