@@ -95,6 +95,14 @@ class TestGcp:
             0.031611 * mega.vcpus + 0.002738 * mega.memory_gib + 11.03385 * 8, abs=1e-4)
         assert records[("g2-standard-4", "us-east4")].on_demand is not None
 
+    def test_a4_is_its_gpu_slice_sku_times_its_gpus_and_a_mislabelled_spot_sku_is_spot(self):
+        rates = gcp.parse_billing_skus([load("gcp_billing_skus.json")])
+        assert rates[("us-east4", "slice", "A4 B200", "on_demand")] == pytest.approx(16.11)  # not the DWS 11.277
+        assert rates[("us-east4", "slice", "A4 B200", "spot")] == pytest.approx(4.9542)  # usageType said OnDemand
+        instances = [i for (c, _), i in load_catalog().instances.items() if c == "gcp"]
+        a4 = {r.region: r for r in gcp.machine_prices(rates, instances) if r.instance_type == "a4-highgpu-8g"}
+        assert (a4["us-east4"].on_demand, a4["us-east4"].spot) == (pytest.approx(128.88), pytest.approx(39.6336))
+
 
 class TestMerge:
     OLD = [Price("aws", "p5.48xlarge", "us-east-1", "use1-az2", 55.04, 19.2531, source="skypilot"),

@@ -8,6 +8,10 @@ GPU SKU (SkyPilot and gpuhunt price it the same way). Flex-start, DWS calendar, 
 tenancy, custom and premium SKUs are skipped: first-substring matching on them is what put a half-price H100
 into public catalogs. The Local SSD bundled with A2 Ultra and A3 machines is not added (its SKU per family was not
 confirmed), so refreshed rows are that much below the shipped ones, which include it (catalog README).
+
+A4 has no core or RAM SKU: Google bills the whole machine per GPU slice ("A4 Nvidia B200 (1 gpu slice) running in
+Americas"), so its price is the slice rate x its GPUs (skypilot-org/skypilot PR #8125). The same PR found B200 Spot
+SKUs whose usageType says OnDemand; a description that starts "Spot Preemptible" is read as Spot whatever it says.
 """
 
 from __future__ import annotations
@@ -25,14 +29,20 @@ USAGE_FIELD = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "res
 _PREFIX = re.compile(r"^(?:Spot Preemptible |Preemptible |Commitment v1: )")
 _CORE_RAM = re.compile(r"^(?P<series>[A-Z]\d+[A-Z]?) (?:Instance )?(?P<what>Core|Cpu|Ram)\b")
 _GPU = re.compile(r"^Nvidia (?:Tesla )?(?P<gpu>.+?) GPU\b")
+_SLICE = re.compile(r"^(?P<series>[A-Z]\d+[A-Z]?) Nvidia (?P<gpu>\S+) \(1 gpu slice\)")
+_SPOT_DESCRIPTION = re.compile(r"^(?:Spot )?Preemptible ")
 # The GPU SKU name each machine family is billed with (the text between "Nvidia " and " GPU").
 FAMILY_GPU_SKU = {"a2-highgpu": "A100", "a2-megagpu": "A100", "a2-ultragpu": "A100 80GB",
                   "a3-highgpu": "H100 80GB", "a3-megagpu": "H100 80GB Mega", "a3-ultragpu": "H200 141GB",
-                  "a4-highgpu": "B200", "g2-standard": "L4"}
+                  "g2-standard": "L4"}
+# Families billed as one SKU per GPU slice that covers vCPUs and RAM too: (series, GPU) of "<series> Nvidia <GPU>
+# (1 gpu slice)".
+FAMILY_SLICE_SKU = {"a4-highgpu": ("A4", "B200")}
 
 
 def parse_billing_skus(pages: Iterable[dict]) -> dict[tuple[str, str, str, str], float]:
-    """(region, series or "gpu", resource, market field) -> USD per unit-hour. resource: core, ram or a GPU name."""
+    """(region, series or "gpu" or "slice", resource, market field) -> USD per unit-hour. resource: core or ram (of
+    a series), a GPU name, or a slice's "<series> <GPU>" (e.g. "A4 B200")."""
     rates: dict[tuple[str, str, str, str], float] = {}
     for page in pages:
         skus = page.get("skus")
@@ -56,11 +66,13 @@ def machine_prices(rates: dict, instances: Iterable[InstanceType]) -> list[Price
     for instance in sorted(instances, key=lambda i: i.name):
         family = "-".join(instance.name.split("-")[:2])
         series, gpu_sku = instance.name.split("-")[0].upper(), FAMILY_GPU_SKU.get(family)
-        if gpu_sku is None:
+        slice_sku = FAMILY_SLICE_SKU.get(family)
+        if gpu_sku is None and slice_sku is None:
             continue
         for region in regions:
-            values: dict[str, Any] = {field: _machine(rates, region, series, gpu_sku, field, instance)
-                      for field in USAGE_FIELD.values()}
+            values: dict[str, Any] = {
+                field: _sliced(rates, region, slice_sku, field, instance) if slice_sku
+                else _machine(rates, region, series, gpu_sku, field, instance) for field in USAGE_FIELD.values()}
             if any(v is not None for v in values.values()):
                 records.append(PriceRecord(instance_type=instance.name, region=region, **values))
     return records
@@ -75,16 +87,24 @@ def _machine(rates, region, series, gpu_sku, field, instance: InstanceType) -> f
     return round(core * instance.vcpus + ram * instance.memory_gib + gpu * instance.gpus, 5)
 
 
+def _sliced(rates, region, slice_sku: tuple[str, str], field, instance: InstanceType) -> float | None:
+    rate = rates.get((region, "slice", " ".join(slice_sku), field))
+    return None if rate is None else round(rate * instance.gpus, 5)
+
+
 def _classify(sku: dict):
     category = sku.get("category", {})
     description = sku.get("description", "")
-    field = USAGE_FIELD.get(category.get("usageType"))
+    field = "spot" if _SPOT_DESCRIPTION.match(description) else USAGE_FIELD.get(category.get("usageType"))
     if category.get("resourceFamily") != "Compute" or field is None or SKIP.search(description):
         return None
     price = _unit_price(sku)
     if price is None:
         return None
     what = _PREFIX.sub("", description)
+    sliced = _SLICE.match(what)
+    if sliced:
+        return "slice", f"{sliced.group('series')} {sliced.group('gpu')}", field, price
     gpu = _GPU.match(what)
     if gpu:
         return "gpu", gpu.group("gpu"), field, price
