@@ -95,6 +95,14 @@ class TestGcp:
             0.031611 * mega.vcpus + 0.002738 * mega.memory_gib + 11.03385 * 8, abs=1e-4)
         assert records[("g2-standard-4", "us-east4")].on_demand is not None
 
+    def test_g4_is_cores_plus_ram_plus_its_rtx_sku_whose_name_says_neither_nvidia_nor_gpu(self):
+        rates = gcp.parse_billing_skus([load("gcp_billing_skus.json")])
+        instances = [i for (c, _), i in load_catalog().instances.items() if c == "gcp"]
+        g4 = {r.instance_type: r for r in gcp.machine_prices(rates, instances) if r.region == "us-east4"}
+        # 48 vCPU x 0.04891 + 180 GiB x 0.00587 + 1 x 1.09565: 4.49993, the shipped us-central1 price
+        assert g4["g4-standard-48"].on_demand == pytest.approx(4.49993, abs=1e-5)
+        assert g4["g4-standard-384"].on_demand == pytest.approx(8 * 4.49993, abs=1e-4)
+
     def test_a4_is_its_gpu_slice_sku_times_its_gpus_and_a_mislabelled_spot_sku_is_spot(self):
         rates = gcp.parse_billing_skus([load("gcp_billing_skus.json")])
         assert rates[("us-east4", "slice", "A4 B200", "on_demand")] == pytest.approx(16.11)  # not the DWS 11.277

@@ -196,6 +196,13 @@ def test_template_boots_a_shielded_driver_ready_ubuntu_with_os_login_and_user_da
     assert template["serviceAccount"]["email"] == f"gpufleet-test-{UNIQUE}@example-project.iam.gserviceaccount.com"
 
 
+def test_g4_is_one_rtx_pro_6000_node_on_one_gvnic_nic_booting_from_hyperdisk():
+    template = one(plan_of({**DEV, "accelerator": {"instance_type": "g4-standard-48"}}), TEMPLATE).inputs
+    assert template["machineType"] == "g4-standard-48" and "guestAccelerators" not in template
+    assert template["disks"][0]["diskType"] == "hyperdisk-balanced"  # G4 takes no pd-ssd / pd-balanced
+    assert [nic["nicType"] for nic in template["networkInterfaces"]] == ["GVNIC"]
+
+
 def test_a4_boots_from_hyperdisk():
     assert one(plan_of(A4), TEMPLATE).inputs["disks"][0]["diskType"] == "hyperdisk-balanced"
 

@@ -28,13 +28,14 @@ SKIP = re.compile(r"DWS|Calendar|Flex|Virtual Workstation|Sole Tenancy|Custom|Pr
 USAGE_FIELD = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "reserved_1y", "Commit3Yr": "reserved_3y"}
 _PREFIX = re.compile(r"^(?:Spot Preemptible |Preemptible |Commitment v1: )")
 _CORE_RAM = re.compile(r"^(?P<series>[A-Z]\d+[A-Z]?) (?:Instance )?(?P<what>Core|Cpu|Ram)\b")
-_GPU = re.compile(r"^Nvidia (?:Tesla )?(?P<gpu>.+?) GPU\b")
+# "Nvidia H100 80GB GPU ...", and G4's "RTX 6000 96GB running in ..." (no "Nvidia", no "GPU").
+_GPU = re.compile(r"^(?:Nvidia (?:Tesla )?(?P<gpu>.+?) GPU|(?P<rtx>RTX 6000 96GB))\b")
 _SLICE = re.compile(r"^(?P<series>[A-Z]\d+[A-Z]?) Nvidia (?P<gpu>\S+) \(1 gpu slice\)")
 _SPOT_DESCRIPTION = re.compile(r"^(?:Spot )?Preemptible ")
 # The GPU SKU name each machine family is billed with (the text between "Nvidia " and " GPU").
 FAMILY_GPU_SKU = {"a2-highgpu": "A100", "a2-megagpu": "A100", "a2-ultragpu": "A100 80GB",
                   "a3-highgpu": "H100 80GB", "a3-megagpu": "H100 80GB Mega", "a3-ultragpu": "H200 141GB",
-                  "g2-standard": "L4"}
+                  "g2-standard": "L4", "g4-standard": "RTX 6000 96GB"}
 # Families billed as one SKU per GPU slice that covers vCPUs and RAM too: (series, GPU) of "<series> Nvidia <GPU>
 # (1 gpu slice)".
 FAMILY_SLICE_SKU = {"a4-highgpu": ("A4", "B200")}
@@ -107,7 +108,7 @@ def _classify(sku: dict):
         return "slice", f"{sliced.group('series')} {sliced.group('gpu')}", field, price
     gpu = _GPU.match(what)
     if gpu:
-        return "gpu", gpu.group("gpu"), field, price
+        return "gpu", gpu.group("gpu") or gpu.group("rtx"), field, price
     core_ram = _CORE_RAM.match(what)
     if core_ram:
         return core_ram.group("series"), "ram" if core_ram.group("what") == "Ram" else "core", field, price
