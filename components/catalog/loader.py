@@ -60,7 +60,10 @@ class Catalog:
         return self.gpus[model] if model else None
 
     def gpu_suggestions(self, name: str) -> list[str]:
-        return [self._gpu_names[m] for m in difflib.get_close_matches(name.lower(), self._gpu_names, n=3, cutoff=0.5)]
+        """Up to three GPU models whose name or alias is close to `name`, each once (aliases of one model would
+        otherwise repeat it: 'RTX-PRO-6000', 'RTX-PRO-6000', ...)."""
+        close = difflib.get_close_matches(name.lower(), self._gpu_names, n=len(self._gpu_names), cutoff=0.5)
+        return list(dict.fromkeys(self._gpu_names[m] for m in close))[:3]
 
     def instance(self, cloud: str, name: str) -> InstanceType | None:
         return self.instances.get((cloud, name))
