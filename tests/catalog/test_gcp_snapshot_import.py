@@ -1,9 +1,16 @@
 """The maintainer script that folds the dated Cloud Billing snapshot (Cyclenerd's pricing.yml) into the GCP rows:
-which regions it prices, what it replaces, what it drops, and which hand exclusions survive."""
+which regions it prices, what it replaces, what it drops, which hand exclusions survive, and that a re-run
+changes nothing."""
 
 from __future__ import annotations
 
+import shutil
+
+import yaml
+
 from gpufleet.catalog.data.gcp import import_cyclenerd as script
+from gpufleet.catalog.datadir import SHIPPED_DIR
+from gpufleet.catalog.loader import read_catalog
 from gpufleet.catalog.models import Price
 
 PRICING = {"compute": {"instance": {
@@ -65,3 +72,40 @@ def test_an_exclusion_survives_only_while_a_skypilot_row_still_prices_that_marke
 def test_the_snapshot_is_dated_by_its_own_generation_time():
     about = {"about": {"generated": "Thu Jul 30 06:13:17 2026", "timestamp": 1785391997}}
     assert script.generated_on(about).isoformat() == "2026-07-30"
+
+
+def shipped_snapshot(shipped) -> tuple[dict, str]:
+    """The pricing.yml and machinetyperegion.csv that the shipped rows came from, rebuilt from those rows: every
+    snapshot-priced (type, region) with its markets, and every type offered where any row prices it."""
+    machines: dict = {}
+    for p in shipped:
+        if p.source == script.SOURCE_KEY:
+            cost = {"hour": p.on_demand, "hour_spot": p.spot, "month_1y": p.reserved_1y and p.reserved_1y * 730,
+                    "month_3y": p.reserved_3y and p.reserved_3y * 730}
+            machines.setdefault(p.instance_type, {"cost": {}})["cost"][p.region] = {
+                k: v for k, v in cost.items() if v is not None}
+    offered = sorted({(p.instance_type, p.region) for p in shipped})
+    listing = "NAME;CPUS;SHARED_CPU;MEMORY_GB;DEPRECATED;ZONE\n" + "".join(f"{n};1;False;1.00;;{r}\n" for n, r in offered)
+    return {"about": {"timestamp": 1785391997}, "compute": {"instance": machines}}, listing
+
+
+def test_rerunning_the_import_writes_the_shipped_files_byte_for_byte_and_adds_g4_the_same_way(tmp_path, monkeypatch):
+    """From the shipped catalog less its G4 rows, the importer (the same command line as its docstring) writes
+    exactly the shipped prices.csv and prices.yaml, G4 rows included, and a second run changes nothing."""
+    data = tmp_path / "data"
+    shutil.copytree(SHIPPED_DIR, data, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    gcp = data / "gcp"
+    shipped_csv, shipped_yaml = (gcp / "prices.csv").read_bytes(), (gcp / "prices.yaml").read_bytes()
+    shipped = [p for p in read_catalog(data).raw_prices if p.cloud == "gcp"]
+    assert sum(p.instance_type.startswith("g4-standard-") for p in shipped) == 80
+    lines = shipped_csv.decode().splitlines(keepends=True)
+    (gcp / "prices.csv").write_text("".join(line for line in lines if not line.startswith("g4-standard-")))
+    pricing, listing = shipped_snapshot(shipped)
+    (tmp_path / "pricing.yml").write_text(yaml.safe_dump(pricing))
+    (tmp_path / "machinetyperegion.csv").write_text(listing)
+    monkeypatch.setattr(script, "HERE", gcp)
+    for _ in range(2):
+        script.main(str(tmp_path / "pricing.yml"), str(tmp_path / "machinetyperegion.csv"), "fd66b26", "8bf3293",
+                    "2026-08-17")
+        assert (gcp / "prices.csv").read_bytes() == shipped_csv
+        assert (gcp / "prices.yaml").read_bytes() == shipped_yaml
