@@ -118,13 +118,3 @@ def test_gb200_nodes_are_refused_until_the_node_stack_runs_arm64_and_imex(cloud,
         "are x86_64) and NVIDIA IMEX across the 72-GPU NVLink domain, which gpufleet does not set up yet; choose an "
         "x86_64 type such as an 8-GPU B200 or B300 one"]
 
-
-def test_gcp_g4_is_priced_from_the_dated_billing_snapshot_in_its_regions():
-    offers = rank(Requirement(gpus=("RTX-PRO-6000",), gpus_per_node=8, clouds=("gcp",), market="on-demand"), CAT).offers
-    assert {o.candidate.instance.name for o in offers} == {"g4-standard-384"} and len(offers) == 20
-    central = next(o for o in offers if o.candidate.region == "us-central1")
-    assert central.usd_per_hour == pytest.approx(35.99944) and central.candidate.zone == ""  # region-wide
-    assert CAT.source_of_key("gcp", central.candidate.source).snapshot_date == date(2026, 7, 30)
-    one_gpu = rank(Requirement(gpus=("RTX-PRO-6000",), gpus_per_node=1, clouds=("gcp",), regions=("us-central1",),
-                               market="spot"), CAT).offers
-    assert [(o.candidate.instance.name, o.usd_per_hour) for o in one_gpu] == [("g4-standard-48", 1.79982)]

@@ -72,6 +72,15 @@ def test_proprietary_modules_on_blackwell_are_refused():
     assert "requires the open kernel modules" in messages(selection)[0]
 
 
+@pytest.mark.parametrize("cloud, instance_type", [("gcp", "g4-standard-48"), ("gcp", "g4-standard-384"),
+                                                   ("aws", "g7e.48xlarge")])
+def test_rtx_pro_6000_defaults_pass_and_proprietary_modules_are_refused(cloud, instance_type):
+    row = load_catalog().instance(cloud, instance_type)
+    assert problems(selection_for(row)) == []
+    assert problems(selection_for(row, node={"driver": {"flavor": "proprietary"}})) == [
+        ("node.driver.flavor", "proprietary")]
+
+
 def test_proprietary_modules_on_hopper_are_allowed():
     assert problems(aws_selection(node={"driver": {"flavor": "proprietary"}})) == []
 

@@ -30,6 +30,8 @@ A3_HIGH = {**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}}
 # A4 and A3 Ultra are not sold on demand: Spot here (a reservation is the other way, tested below).
 A4 = {**BASE, "zone": "us-central1-b", "accelerator": {"instance_type": "a4-highgpu-8g"}, "market": "spot"}
 A3_ULTRA = {**A4, "accelerator": {"instance_type": "a3-ultragpu-8g"}}
+G4 = {**BASE, "accelerator": {"instance_type": "g4-standard-48"}}  # RTX PRO 6000, two nodes over TCP
+G4_8 = {**BASE, "nodes": 1, "accelerator": {"gpu": "RTX PRO 6000", "gpus_per_node": 8}, "market": "spot"}
 
 
 UNIQUE = cluster_hash("gpufleet", project="gpufleet", stack="test")  # the names' per-cluster hash
@@ -61,6 +63,8 @@ def test_declares_the_whole_cluster_under_one_component():
     ({**TRAIN, "fabric": "auto"}, 9, {8244}, ["GVNIC"] * 9),
     (A3_ULTRA, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
     (A4, 3, {8896}, ["GVNIC"] * 2 + ["MRDMA"] * 8),
+    (G4, 1, {1460}, ["GVNIC"]),
+    (G4_8, 1, {1460}, ["GVNIC"]),  # g4-standard-384 has a second NIC; gpufleet attaches one
 ])
 def test_nics_vpcs_mtu_and_nic_types_per_family(spec, vpcs, mtus, nic_types):
     result = plan_of(spec)
@@ -196,15 +200,35 @@ def test_template_boots_a_shielded_driver_ready_ubuntu_with_os_login_and_user_da
     assert template["serviceAccount"]["email"] == f"gpufleet-test-{UNIQUE}@example-project.iam.gserviceaccount.com"
 
 
-def test_g4_is_one_rtx_pro_6000_node_on_one_gvnic_nic_booting_from_hyperdisk():
-    template = one(plan_of({**DEV, "accelerator": {"instance_type": "g4-standard-48"}}), TEMPLATE).inputs
-    assert template["machineType"] == "g4-standard-48" and "guestAccelerators" not in template
-    assert template["disks"][0]["diskType"] == "hyperdisk-balanced"  # G4 takes no pd-ssd / pd-balanced
-    assert [nic["nicType"] for nic in template["networkInterfaces"]] == ["GVNIC"]
-
-
 def test_a4_boots_from_hyperdisk():
     assert one(plan_of(A4), TEMPLATE).inputs["disks"][0]["diskType"] == "hyperdisk-balanced"
+
+
+@pytest.mark.parametrize("spec, machine_type, gpus", [(G4, "g4-standard-48", 1), (G4_8, "g4-standard-384", 8)])
+def test_g4_boots_from_hyperdisk_on_one_gvnic_nic_with_the_open_580_driver_image(spec, machine_type, gpus):
+    result = plan_of(spec)
+    template = one(result, TEMPLATE).inputs
+    assert template["machineType"] == machine_type and "guestAccelerators" not in template
+    [disk] = template["disks"]
+    assert disk["diskType"] == "hyperdisk-balanced"  # G4 takes no Persistent Disk
+    assert disk["sourceImage"].endswith("/ubuntu-accelerator-2404-amd64-with-nvidia-580-pinned-at-deploy")
+    assert [n["nicType"] for n in template["networkInterfaces"]] == ["GVNIC"]
+    user_data = template["metadata"]["user-data"]
+    for line in ("GPUFLEET_GPU_MODEL='RTX-PRO-6000'", "GPUFLEET_GPU_ARCHITECTURE='blackwell'",
+                 "GPUFLEET_DRIVER_BRANCH='580'", "GPUFLEET_DRIVER_FLAVOR='open'", "GPUFLEET_FABRIC='tcp'",
+                 "GPUFLEET_NVSWITCH='0'"):
+        assert line in user_data
+    assert result.outputs["gpus_per_node"] == gpus
+    assert not of_type(result, NETWORK)[1:]  # no GPU VPCs
+
+
+def test_g4_nodes_share_a_best_effort_compact_placement_policy_on_the_template():
+    """Google lists G4 among compact-placement machine types, not workload-policy ones, and documents no
+    max distance for it."""
+    result = plan_of(G4)
+    assert one(result, POLICY).inputs["groupPlacementPolicy"] == {"collocation": "COLLOCATED"}
+    assert one(result, TEMPLATE).inputs["resourcePolicies"].endswith("/resourcePolicies/gpufleet-pg")
+    assert "resourcePolicies" not in one(result, GROUP).inputs
 
 
 @pytest.mark.parametrize("spec", [TRAIN, DEV, A4])
