@@ -36,9 +36,6 @@ _SPOT_DESCRIPTION = re.compile(r"^(?:Spot )?Preemptible ")
 FAMILY_GPU_SKU = {"a2-highgpu": "A100", "a2-megagpu": "A100", "a2-ultragpu": "A100 80GB",
                   "a3-highgpu": "H100 80GB", "a3-megagpu": "H100 80GB Mega", "a3-ultragpu": "H200 141GB",
                   "g2-standard": "L4", "g4-standard": "RTX 6000 96GB"}
-# Families billed as one SKU per GPU slice that covers vCPUs and RAM too: (series, GPU) of "<series> Nvidia <GPU>
-# (1 gpu slice)".
-FAMILY_SLICE_SKU = {"a4-highgpu": ("A4", "B200")}
 
 
 def parse_billing_skus(pages: Iterable[dict]) -> dict[tuple[str, str, str, str], float]:
@@ -67,7 +64,7 @@ def machine_prices(rates: dict, instances: Iterable[InstanceType]) -> list[Price
     for instance in sorted(instances, key=lambda i: i.name):
         family = "-".join(instance.name.split("-")[:2])
         series, gpu_sku = instance.name.split("-")[0].upper(), FAMILY_GPU_SKU.get(family)
-        slice_sku = FAMILY_SLICE_SKU.get(family)
+        slice_sku = instance.extra.get("gpu_slice_sku")  # "A4 B200": the catalog row's one SKU per GPU
         if gpu_sku is None and slice_sku is None:
             continue
         for region in regions:
@@ -88,8 +85,8 @@ def _machine(rates, region, series, gpu_sku, field, instance: InstanceType) -> f
     return round(core * instance.vcpus + ram * instance.memory_gib + gpu * instance.gpus, 5)
 
 
-def _sliced(rates, region, slice_sku: tuple[str, str], field, instance: InstanceType) -> float | None:
-    rate = rates.get((region, "slice", " ".join(slice_sku), field))
+def _sliced(rates, region, slice_sku: str, field, instance: InstanceType) -> float | None:
+    rate = rates.get((region, "slice", slice_sku, field))
     return None if rate is None else round(rate * instance.gpus, 5)
 
 

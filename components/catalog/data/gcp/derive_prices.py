@@ -53,7 +53,9 @@ SHAPES = {
        for n, gpus in ((4, 1), (8, 1), (12, 1), (16, 1), (24, 2), (32, 1), (48, 4), (96, 8))},
 }
 SPOT_ROUNDING = 1.01
-GPU_SLICE_BILLED = {"a4-highgpu-8g"}
+# Types whose catalog row names a `gpu_slice_sku` (instances.yaml): no host VM SKU, the GPU row is the machine.
+GPU_SLICE_BILLED = {row["name"] for row in yaml.safe_load((HERE / "instances.yaml").read_text())["instances"]
+                    if row.get("gpu_slice_sku")}
 # GPU rows whose on-demand price is another product's. B200: SkyPilot's fetcher takes the first SKU whose name
 # contains "B200 (1 gpu slice)", which also matches the Dynamic Workload Scheduler (calendar-mode and flex-start)
 # SKUs: its rows give two prices (90.216 and 64.44 for 8 GPUs) inside Google's one "Americas" price location, so at
