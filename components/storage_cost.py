@@ -19,7 +19,7 @@ def shared_storage_cost_row(spec: ClusterSpec) -> dict[str, Any] | None:
     shared = spec.storage.shared
     if shared is None or shared.existing_id:
         return None
-    cost = shared_storage_cost(spec.cloud, shared.kind, shared_capacity(spec), shared_tier(spec))
+    cost = shared_storage_cost(spec.cloud, shared.kind, shared_capacity(spec), shared_tier(spec), spec.region)
     return asdict(cost) if cost else None
 
 

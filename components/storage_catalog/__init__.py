@@ -54,6 +54,7 @@ class StorageService:
     default_tier: int | None
     regions: tuple[str, ...] | None
     prices: dict
+    prices_by_region: dict
     price_region: str
     price_source: str
     price_date: str
@@ -66,9 +67,14 @@ class StorageService:
         return Sizing(first=tuple(raw.get("first", ())), step=raw.get("step", 1), max=raw.get("max"),
                       elastic=bool(raw.get("elastic")))
 
-    def price_per_gib_month(self, tier: int | None) -> float | None:
-        """The list price of `tier` (or the service's one price), None where the catalog has none."""
-        price = self.prices.get(tier, self.prices.get("default"))
+    def priced_region(self, region: str | None) -> str:
+        """The region whose list price the cost table uses: the stack's own where the catalog has it."""
+        return region if region in self.prices_by_region else self.price_region
+
+    def price_per_gib_month(self, tier: int | None, region: str | None = None) -> float | None:
+        """The list price of `tier` (or the service's one price) in `priced_region(region)`, None where there is none."""
+        prices = self.prices_by_region.get(self.priced_region(region), self.prices)
+        price = prices.get(tier, prices.get("default"))
         return None if price is None else float(price)
 
 
@@ -83,7 +89,8 @@ def storage_service(cloud: str, kind: str) -> StorageService:
     return StorageService(
         cloud=cloud, kind=kind, service=row["service"], tiers=tuple(throughput.get("tiers", ())),
         default_tier=throughput.get("default"), regions=tuple(row["regions"]) if "regions" in row else None,
-        prices=row["price_per_gib_month"], price_region=row["price_region"], price_source=row["price_source"],
+        prices=row["price_per_gib_month"], prices_by_region=row.get("price_per_gib_month_by_region", {}),
+        price_region=row["price_region"], price_source=row["price_source"],
         price_date=str(row["price_date"]), verified=bool(row.get("verified")),
         _sizing={key: row[key] for key in ("capacity", "capacity_by_tier") if key in row})
 
@@ -104,14 +111,15 @@ class StorageCost:
     verified: bool
 
 
-def shared_storage_cost(cloud: str, kind: str, capacity_gib: int | None, tier: int | None) -> StorageCost | None:
-    """$/month of a created filesystem from its catalog row; None for an elastic service without a size."""
+def shared_storage_cost(cloud: str, kind: str, capacity_gib: int | None, tier: int | None,
+                        region: str | None = None) -> StorageCost | None:
+    """$/month of a created filesystem in `region` from its catalog row; None for an elastic service without a size."""
     service = storage_service(cloud, kind)
     if capacity_gib is None:
         return None
-    price = service.price_per_gib_month(tier)
+    price = service.price_per_gib_month(tier, region)
     monthly = None if price is None else round(capacity_gib * price, 2)
     return StorageCost(service=service.service, capacity_gib=capacity_gib, tier=tier, usd_per_month=monthly,
                        usd_per_hour=None if monthly is None else round(monthly / HOURS_PER_MONTH, 4),
                        source=service.price_source,
-                       date=service.price_date, region=service.price_region, verified=service.verified)
+                       date=service.price_date, region=service.priced_region(region), verified=service.verified)

@@ -19,8 +19,15 @@ def test_every_service_row_has_a_price_with_source_and_date(cloud, kind):
     assert service.price_source.startswith("https://") and len(service.price_date) == 10
 
 
-def test_a_tier_without_a_public_price_is_unknown_never_zero():
-    """Google's Managed Lustre tiers above 125 MB/s/TiB have no public price reachable here (services.yaml)."""
+def test_a_tier_without_a_public_price_is_unknown_never_zero(monkeypatch):
+    """A tier the catalog has no price for (here Managed Lustre 250, taken out of a copy of the table) is unknown."""
+    import copy
+
+    from gpufleet import storage_catalog
+
+    table = copy.deepcopy(storage_catalog._table())
+    del table["gcp"]["lustre"]["price_per_gib_month"][250]
+    monkeypatch.setattr(storage_catalog, "_table", lambda: table)
     gcp = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 1,
            "accelerator": {"instance_type": "g2-standard-4"}, "image": {"kind": "ubuntu-22.04"}}
     output = shared_filesystem_output(parse_cluster_spec(
@@ -45,8 +52,24 @@ def test_cost_line_is_capacity_times_the_catalog_price():
     assert output["cost"]["usd_per_month"] == round(4800 * 0.34, 2)
     lines = storage_cost_lines({"shared_filesystem": output, "estimated_usd_per_month": 1000.0})
     assert lines[0].endswith("$1,632.00/month ($2.2356/hour)")
-    assert "https://aws.amazon.com/fsx/lustre/pricing/ (2026-12-03" in lines[1]
+    assert lines[1].startswith("  list price in us-east-1 from https://github.com/aws-samples/sample-fsx-viewer/")
+    assert lines[1].endswith("pricing_data.json (2026-02-17)")  # verified: no refresh warning
     assert lines[2].endswith("$2,632.00/month")
+
+
+def test_fsx_is_priced_in_the_stacks_own_region():
+    """London's PERSISTENT_2 500 MB/s/TiB is $0.467/GB-month against Virginia's $0.34: the line says which it used."""
+    london = {**DEV, "region": "eu-west-2", "zone": "euw2-az2"}
+    output = shared_filesystem_output(parse_cluster_spec(
+        {**london, "storage": {"shared": {"kind": "lustre", "capacity_gib": 4800, "throughput": 500}}}))
+    assert output["cost"]["usd_per_month"] == round(4800 * 0.467, 2) and output["cost"]["region"] == "eu-west-2"
+    assert storage_cost_lines({"shared_filesystem": output})[1].startswith("  list price in eu-west-2 from ")
+
+
+def test_a_region_without_its_own_price_names_the_region_it_was_priced_in():
+    service = storage_service("azure", "nfs")
+    assert service.priced_region("eastus") == "northeurope"
+    assert service.price_per_gib_month(None, "eastus") == service.price_per_gib_month(None)
 
 
 def test_elastic_and_existing_filesystems_have_no_priced_line():

@@ -31,6 +31,24 @@ def test_every_checked_fact_names_its_source_and_the_day_it_was_read(cloud, kind
         assert "read 2026-" in fact or "components/" in fact, fact
 
 
+def test_fsx_prices_and_regions_are_the_recorded_price_list_rows():
+    """services.yaml's FSx PERSISTENT_2 rows against the recorded copy of aws-samples/sample-fsx-viewer's Price List
+    extract: every region offered has all four tiers, each priced as recorded, and no recorded region is missing."""
+    import json
+    from pathlib import Path
+
+    recorded = json.loads((Path(__file__).parent / "fixtures" / "fsx_lustre_persistent_2_prices.json").read_text())
+    rows = {region: {int(tier): price for tier, price in tiers.items()}
+            for region, tiers in recorded["lustre_persistent_2_ssd"].items() if len(tiers) == 4}
+    service = storage_service("aws", "lustre")
+    assert service.price_source == recorded["source"] and service.price_date == recorded["last_updated"]
+    assert set(service.regions or ()) == set(rows) == set(service.prices_by_region)
+    for region, tiers in rows.items():
+        assert {tier: service.price_per_gib_month(tier, region) for tier in service.tiers} == tiers, region
+    assert service.prices == rows[service.price_region]
+    assert "il-central-1" not in rows and len(recorded["lustre_persistent_2_ssd"]["il-central-1"]) == 2
+
+
 def test_amlfs_sku_maximums_from_microsofts_table():
     service = storage_service("azure", "lustre")
     assert service.sizing(250).accepts(128 * 1024) and not service.sizing(250).accepts(136 * 1024)
