@@ -112,9 +112,11 @@ def test_fsx_capacity_increments(capacity, accepted):
         assert "storage.shared.capacity_gib" in message and "multiple of 2,400 GiB" in message
 
 
-def test_lustre_refused_where_the_service_is_not_offered():
-    message = refusal({**DEV, "region": "il-central-1", "zone": "ilc1-az1", "storage": {"shared": {"kind": "lustre"}}})
-    assert "not offered in aws region il-central-1" in message
+@pytest.mark.parametrize(("region", "zone"), [("il-central-1", "ilc1-az1"), ("sa-east-1", "sae1-az1")])
+def test_lustre_refused_where_the_service_is_not_offered(region, zone):
+    """Tel Aviv lists only two PERSISTENT_2 tiers in the Price List, São Paulo none (services.yaml)."""
+    message = refusal({**DEV, "region": region, "zone": zone, "storage": {"shared": {"kind": "lustre"}}})
+    assert f"not offered in aws region {region}" in message and "eu-west-2" in message
 
 
 def test_existing_fsx_in_another_az_fails_at_deploy_time():
