@@ -86,10 +86,11 @@ def _table() -> dict:
 def storage_service(cloud: str, kind: str) -> StorageService:
     row = _table()[cloud][kind]
     throughput = row.get("throughput") or {}
+    by_region = row.get("price_per_gib_month_by_region", {})
     return StorageService(
         cloud=cloud, kind=kind, service=row["service"], tiers=tuple(throughput.get("tiers", ())),
         default_tier=throughput.get("default"), regions=tuple(row["regions"]) if "regions" in row else None,
-        prices=row["price_per_gib_month"], prices_by_region=row.get("price_per_gib_month_by_region", {}),
+        prices=row.get("price_per_gib_month") or by_region[row["price_region"]], prices_by_region=by_region,
         price_region=row["price_region"], price_source=row["price_source"],
         price_date=str(row["price_date"]), verified=bool(row.get("verified")),
         _sizing={key: row[key] for key in ("capacity", "capacity_by_tier") if key in row})
