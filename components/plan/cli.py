@@ -18,6 +18,7 @@ from rich.console import Console
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
 from ..catalog.datadir import use_data_dir
+from ..migrate.cli import add_commands as add_migrate_commands
 from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.raw import raw_problems
 from .diff_cli import add_commands as add_review_commands
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     plan.set_defaults(handler=run_plan)
     add_catalog_commands(commands)
     add_review_commands(commands)
+    add_migrate_commands(commands)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)

@@ -1,0 +1,73 @@
+"""ssh to cluster nodes through the cloud's private path, as an ssh ProxyCommand (no public IP, no open port 22):
+- AWS: Session Manager's AWS-StartSSHSession document (`%h` is the instance id; needs the session-manager-plugin);
+- GCP: IAP TCP forwarding, `gcloud compute start-iap-tunnel %h %p --listen-on-stdin` (`%h` is the instance name);
+- Azure: Bastion's native-client tunnel, through bastion-proxy.sh (`%h` is the VM's resource id).
+`--proxy-command` replaces the cloud's command (a jump host, or the tests' loopback tunnel).
+"""
+
+from __future__ import annotations
+
+import getpass
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..spec.errors import Problem, SpecError
+from .manifest import ROOT
+
+BASTION_PROXY = Path(__file__).with_name("bastion-proxy.sh")
+DEFAULT_USERS = {"aws": "ubuntu", "azure": "azureuser"}  # AWS: the Ubuntu-based images gpufleet boots
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """How to reach the cluster's nodes with ssh."""
+
+    hosts: tuple[str, ...]
+    user: str
+    proxy_command: str
+    identity: str | None = None
+    ssh_config: str | None = None
+    options: tuple[str, ...] = field(default=())
+
+    def ssh_args(self) -> list[str]:
+        """ssh and its options, without a host: for `rsync -e` and for running commands."""
+        args = ["ssh", "-o", "BatchMode=yes", "-o", f"ProxyCommand={self.proxy_command}",
+                "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=60", "-o", "ServerAliveInterval=15"]
+        if self.ssh_config:
+            args[1:1] = ["-F", self.ssh_config]
+        if self.identity:
+            args += ["-i", self.identity, "-o", "IdentitiesOnly=yes"]
+        for option in self.options:
+            args += ["-o", option]
+        return [*args, "-l", self.user]
+
+    def rsync_shell(self) -> str:
+        return shlex.join(self.ssh_args())
+
+    def run(self, host: str, command: str, stdin: str = "", timeout: float | None = None) -> subprocess.CompletedProcess:
+        """`command` through the remote user's shell on `host`."""
+        return subprocess.run([*self.ssh_args(), host, command], input=stdin, capture_output=True, text=True,
+                              timeout=timeout)
+
+
+def cloud_proxy_command(cloud: str, region: str, zone: str | None, bastion: str | None,
+                        bastion_group: str | None) -> str:
+    if cloud == "aws":
+        return (f"sh -c \"aws ssm start-session --region {region} --target %h --document-name AWS-StartSSHSession "
+                "--parameters 'portNumber=%p'\"")
+    if cloud == "gcp":
+        if not zone:
+            raise SpecError([Problem("--zone", None, "required on gcp when the stack names no zone: IAP tunnels "
+                                     "address an instance by name and zone")], root=ROOT)
+        return f"gcloud compute start-iap-tunnel %h %p --listen-on-stdin --zone {shlex.quote(zone)}"
+    if not (bastion and bastion_group):
+        raise SpecError([Problem("--bastion", bastion, "required on azure with --bastion-resource-group: the Azure "
+                                 "Bastion host (Standard SKU or higher, native client support on) in or peered with "
+                                 "the cluster's VNet")], root=ROOT)
+    return f"{shlex.quote(str(BASTION_PROXY))} {shlex.quote(bastion)} {shlex.quote(bastion_group)} %h %p"
+
+
+def default_user(cloud: str) -> str:
+    return DEFAULT_USERS.get(cloud) or getpass.getuser()
