@@ -46,7 +46,7 @@ def min_cuda(model: str | None, architecture: str | None) -> str | None:
     return MODEL_MIN_CUDA.get(model or "") or ARCH_MIN_CUDA.get(architecture or "")
 
 
-def cuda_problem(cuda: str, model: str, architecture: str, built_by: str) -> str | None:
+def cuda_problem(cuda: str, model: str, architecture: str) -> str | None:
     """Why a framework built with CUDA `cuda` cannot run on this GPU, or None when it can."""
     needed = min_cuda(model, architecture)
     try:
@@ -54,12 +54,10 @@ def cuda_problem(cuda: str, model: str, architecture: str, built_by: str) -> str
     except InvalidVersion:
         return None
     if needed and captured < Version(needed):
-        return (f"{model} ({architecture}) needs CUDA {needed} or later, and the environment was built for CUDA "
-                f"{cuda} ({built_by}); install a build for CUDA {needed}+ locally and capture again, or pick an "
-                f"older GPU with --gpu")
+        return f"{model} ({architecture}) needs CUDA {needed} or later"
     ceiling = ARCH_MAX_CUDA_MAJOR.get(architecture)
     if ceiling is not None and captured.major > ceiling:
-        return f"{model} ({architecture}) is not supported by CUDA {captured.major} ({built_by}); use CUDA {ceiling}.x"
+        return f"{model} ({architecture}) is not supported by CUDA {captured.major}, only up to {ceiling}.x"
     return None
 
 

@@ -28,6 +28,8 @@ from .manifest import ROOT, Manifest
 from .region import Latency, Prober, measure, tcp_connect_time
 
 MIGRATION_KEY = "gpufleet:migration"  # beside gpufleet:cluster: where sync and verify find the manifest
+ADVICE = ("install framework builds for a newer CUDA locally and capture again, or name a GPU the captured CUDA runs on "
+          "with --gpu")
 MEMORY_SLACK = 0.95  # nvidia-smi reports a 16 GB T4 as 15360 MiB: usable memory, not the marketed size
 
 
@@ -111,11 +113,12 @@ def _rows(catalog: Catalog, cloud: str, model: str, count: int) -> list:
 def _choose_gpu(manifest: Manifest, cloud: str, wanted: GpuModel | None, memory_mib: int, count: int, named: bool,
                 catalog: Catalog, notes: list[str]) -> GpuModel:
     cuda = manifest.frameworks.cuda
-    built_by = manifest.frameworks.cuda_source or "the captured environment"
+    built = f"the environment was built for CUDA {cuda} ({manifest.frameworks.cuda_source or 'captured'})"
     if wanted is not None and _rows(catalog, cloud, wanted.model, count):
-        problem = cuda_problem(cuda, wanted.model, wanted.architecture, built_by) if cuda else None
+        problem = cuda_problem(cuda, wanted.model, wanted.architecture) if cuda else None
         if problem:
-            raise SpecError([Problem("--gpu" if named else "manifest.gpus", wanted.model, problem)], root=ROOT)
+            raise SpecError([Problem("--gpu" if named else "manifest.gpus", wanted.model, f"{problem}, and {built}; {ADVICE}")],
+                            root=ROOT)
         return wanted
     if named:
         counts = sorted({i.gpus for i in catalog.instances_of(cloud, wanted.model)})
@@ -126,7 +129,7 @@ def _choose_gpu(manifest: Manifest, cloud: str, wanted: GpuModel | None, memory_
                         key=lambda g: (g.memory_gib, _cheapest_in(catalog, cloud, g.model, count), g.model))
     passed_over: list[str] = []
     for candidate in candidates:
-        problem = cuda_problem(cuda, candidate.model, candidate.architecture, built_by) if cuda else None
+        problem = cuda_problem(cuda, candidate.model, candidate.architecture) if cuda else None
         if problem is None:
             local = wanted.model if wanted else next(iter(manifest.gpus)).name
             notes.append(f"GPU {candidate.model}: {local} is not sold on {cloud} with {count} per node; nearest with "
@@ -134,7 +137,7 @@ def _choose_gpu(manifest: Manifest, cloud: str, wanted: GpuModel | None, memory_
                                                                if passed_over else ""))
             return candidate
         passed_over.append(problem)
-    why = "; ".join(passed_over) or f"no {cloud} node has {count} GPUs with at least {memory_mib // 1024} GiB each"
+    why = f"{built}, and no GPU it runs on is sold there: {'; '.join(passed_over)}; {ADVICE}" if passed_over else f"no {cloud} node has {count} GPUs with at least {memory_mib // 1024} GiB each"
     raise SpecError([Problem("manifest.gpus", f"{count} x {memory_mib // 1024} GiB", why)], root=ROOT)
 
 

@@ -1,0 +1,15 @@
+"""The end-to-end migration tests (real venvs, a real sshd on loopback) run only when asked (`-m migrate`, as
+`.ci/run` does): they build several virtual environments and copy files over ssh, seconds each on 2 cores."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    if "migrate" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="end-to-end migration test: run with `-m migrate` (bash .ci/run does)")
+    for item in items:
+        if "migrate" in item.keywords:
+            item.add_marker(skip)

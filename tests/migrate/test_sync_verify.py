@@ -1,0 +1,192 @@
+"""`sync` and `verify` end to end against a real sshd on 127.0.0.1, reached only through a ProxyCommand that plays
+the cloud tunnel's role (marker `migrate`). The node hostnames do not resolve: every byte goes through tunnel.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpufleet.migrate.match import MIGRATION_KEY
+from gpufleet.plan.cli import main
+from tests.migrate.fixtures import Sshd, build_wheel, editable_project, make_venv, pip_install, start_sshd
+
+pytestmark = pytest.mark.migrate
+BIG_FILE_BYTES = 6 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory):
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.process.terminate()
+    server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory) -> dict:
+    """A captured workload (a venv with a local-version wheel and an editable project, a data folder) and a stack
+    file recording its manifest."""
+    root = tmp_path_factory.mktemp("local")
+    wheels = root / "wheels"
+    build_wheel(wheels, "torch", "2.1.0+cu121")
+    build_wheel(wheels, "numpy", "1.26.4")
+    python = make_venv(root / "venv")
+    pip_install(python, "--find-links", str(wheels), "torch==2.1.0+cu121", "numpy==1.26.4")
+    pip_install(python, "-e", str(editable_project(root / "project")))
+    data = root / "dataset"
+    (data / "shards").mkdir(parents=True)
+    (data / "shards" / "big.bin").write_bytes(os.urandom(BIG_FILE_BYTES))
+    (data / "labels.csv").write_text("id,label\n1,cat\n")
+    (data / ".gitignore").write_text("*.log\n")
+    (data / "debug.log").write_text("not for the cluster\n")
+    manifest = root / "manifest.json"
+    assert subprocess.run([sys.executable, "-m", "gpufleet.plan.cli", "migrate", "capture", "--python", str(python),
+                           "--data", str(data), "--out", str(manifest)], capture_output=True, env=_no_gpu_env(root)
+                          ).returncode == 0
+    return {"root": root, "wheels": wheels, "manifest": manifest, "data": data,
+            "stack": _stack_file(root, manifest, shared=False), "shared_stack": _stack_file(root, manifest, shared=True)}
+
+
+def _no_gpu_env(root: Path) -> dict:
+    (root / "bin").mkdir(exist_ok=True)
+    return {**os.environ, "PATH": f"{root / 'bin'}:/usr/bin:/bin"}
+
+
+def _stack_file(root: Path, manifest: Path, shared: bool) -> Path:
+    import yaml
+
+    cluster = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 2,
+               "accelerator": {"gpu": "T4", "gpus_per_node": 1}}
+    if shared:
+        cluster["storage"] = {"shared": {"kind": "nfs", "mount_path": "/shared"}}
+    path = root / f"Pulumi.migrate-{'shared' if shared else 'nodes'}.yaml"
+    path.write_text(yaml.safe_dump({"config": {"gpufleet:cluster": cluster,
+                                               MIGRATION_KEY: {"manifest": str(manifest)}}}))
+    return path
+
+
+def node_venv(folder: Path, workload: dict, dest: Path, leave_out: str | None = None) -> Path:
+    """The node's interpreter, set up from the manifest as a node would be: pinned versions from the wheels (the
+    index's role) and the synced editable source."""
+    python = make_venv(folder)
+    wanted = [name for name in ("torch==2.1.0+cu121", "numpy==1.26.4") if not leave_out or not name.startswith(leave_out)]
+    pip_install(python, "--find-links", str(workload["wheels"]), *wanted)
+    pip_install(python, "-e", str(dest / "src" / "project"))
+    return python
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpufleet.plan.cli", "migrate", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def sync_args(workload: dict, sshd: Sshd, dest: Path, *hosts: str, stack: str = "stack") -> list[str]:
+    return [str(workload[stack]), *[arg for host in hosts for arg in ("--host", host)], "--to", str(dest),
+            *sshd.ssh_arguments()]
+
+
+def test_copy_then_verify_through_the_tunnel(workload, sshd, tmp_path):
+    dest = tmp_path / "node" / "workload"
+    done = cli("sync", *sync_args(workload, sshd, dest, "i-0aaaaaaaaaaaaaaa1"))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert (dest / "dataset" / "shards" / "big.bin").read_bytes() == (workload["data"] / "shards" / "big.bin").read_bytes()
+    assert not (dest / "dataset" / "debug.log").exists()  # git-ignored
+    assert (dest / "src" / "project" / "demo_editable" / "__init__.py").is_file()  # editable source synced
+    requirements = (dest / ".gpufleet-migrate" / "requirements.txt").read_text()
+    assert "--extra-index-url https://download.pytorch.org/whl/cu121" in requirements
+    assert "torch==2.1.0" in requirements and "-e ./src/demo-editable" in requirements
+    assert sshd.tunnelled_hosts() and set(sshd.tunnelled_hosts()) == {"i-0aaaaaaaaaaaaaaa1"}
+    python = node_venv(tmp_path / "node-venv", workload, dest)
+    verified = cli("verify", *sync_args(workload, sshd, dest, "i-0aaaaaaaaaaaaaaa1"), "--python", str(python),
+                   "--test", "test -f dataset/labels.csv && python3 -c 'print(1)'")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "verify: no differences" in verified.stdout
+    assert "4 file(s) match" not in verified.stdout and "3 file(s) match their SHA-256" in verified.stdout
+
+
+def test_an_interrupted_copy_resumes(workload, sshd, tmp_path):
+    dest = tmp_path / "node" / "workload"
+    far = dest / "dataset" / "shards" / "big.bin"
+    slow = subprocess.Popen([sys.executable, "-m", "gpufleet.plan.cli", "migrate", "sync",
+                             *sync_args(workload, sshd, dest, "i-0bbbbbbbbbbbbbbb2"), "--bwlimit", "512"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _partial_bytes(far.parent):
+        time.sleep(0.2)
+    time.sleep(1)
+    os.killpg(slow.pid, signal.SIGINT)  # what Ctrl-C does to the whole command
+    slow.wait(timeout=30)
+    kept = far.stat().st_size if far.exists() else 0
+    assert 0 < kept < BIG_FILE_BYTES, "rsync --partial should keep the part it copied"
+    resumed = cli("sync", *sync_args(workload, sshd, dest, "i-0bbbbbbbbbbbbbbb2"))
+    assert resumed.returncode == 0, resumed.stderr + resumed.stdout
+    assert far.read_bytes() == (workload["data"] / "shards" / "big.bin").read_bytes()
+
+
+def _partial_bytes(folder: Path) -> int:
+    if not folder.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+
+
+def test_verify_reports_a_changed_byte_a_missing_package_and_a_failing_test(workload, sshd, tmp_path):
+    dest = tmp_path / "node" / "workload"
+    assert cli("sync", *sync_args(workload, sshd, dest, "i-0ccccccccccccccc3")).returncode == 0
+    python = node_venv(tmp_path / "node-venv", workload, dest, leave_out="numpy")
+    labels = dest / "dataset" / "labels.csv"
+    text = bytearray(labels.read_bytes())
+    text[3] ^= 0x01  # one byte, same size and a later mtime: rsync's quick check would not notice it either way
+    labels.write_bytes(bytes(text))
+    done = cli("verify", *sync_args(workload, sshd, dest, "i-0ccccccccccccccc3"), "--python", str(python),
+               "--test", "echo 'FAILED tests/test_model.py::test_loss'; exit 3")
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = done.stdout
+    assert "DIFF  i-0ccccccccccccccc3: data: dataset/labels.csv differs from its SHA-256" in report
+    assert "DIFF  i-0ccccccccccccccc3: packages: numpy==1.26.4 is not installed" in report
+    assert "failed (exit 3)" in report and "FAILED tests/test_model.py::test_loss" in report
+    assert "verify: 3 difference(s)" in report
+    assert "big.bin" not in report  # the untouched files pass
+
+
+def test_shared_filesystem_gets_one_copy_and_nodes_each_get_theirs(workload, sshd, tmp_path):
+    before = len(sshd.tunnelled_hosts())
+    shared = cli("sync", *sync_args(workload, sshd, tmp_path / "shared", "node-a", "node-b", stack="shared_stack"))
+    assert shared.returncode == 0, shared.stderr + shared.stdout
+    assert set(sshd.tunnelled_hosts()[before:]) == {"node-a"}
+    before = len(sshd.tunnelled_hosts())
+    each = cli("sync", *sync_args(workload, sshd, tmp_path / "each", "node-a", "node-b"))
+    assert each.returncode == 0, each.stderr + each.stdout
+    assert set(sshd.tunnelled_hosts()[before:]) == {"node-a", "node-b"}
+
+
+def test_no_route_but_the_tunnel(workload, sshd, tmp_path, capsys):
+    """Without the ProxyCommand the node's name leads nowhere: the copy fails, exit 1, with rsync's own message."""
+    args = sync_args(workload, sshd, tmp_path / "direct", "i-0ddddddddddddddd4")
+    proxy = args.index("--proxy-command")
+    args[proxy + 1] = "false"
+    done = cli("sync", *args)
+    assert done.returncode == 1
+    assert "run the same command again to resume" in done.stdout
+    assert not (tmp_path / "direct").exists()
+
+
+def test_verify_needs_a_host(workload, capsys):
+    assert main(["migrate", "verify", str(workload["stack"])]) == 2
+    assert "`--host`" in capsys.readouterr().err
+
+
+def test_manifest_on_the_node_is_the_captured_one(workload, sshd, tmp_path):
+    dest = tmp_path / "node" / "workload"
+    assert cli("sync", *sync_args(workload, sshd, dest, "i-0eeeeeeeeeeeeeee5")).returncode == 0
+    assert json.loads((dest / ".gpufleet-migrate" / "manifest.json").read_text()) == json.loads(
+        workload["manifest"].read_text())
+    sums = (dest / ".gpufleet-migrate" / "SHA256SUMS").read_text()
+    assert subprocess.run(["sha256sum", "-c", "--quiet", str(dest / ".gpufleet-migrate" / "SHA256SUMS")],
+                          cwd=dest, capture_output=True).returncode == 0 and "dataset/labels.csv" in sums
