@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..spec.errors import Problem, SpecError
+from ..spec.errors import MISSING, Problem, SpecError
 from .manifest import ROOT
 
 CLOUDS = ("aws", "azure", "gcp")
@@ -125,7 +125,7 @@ def run_sync(args: argparse.Namespace) -> int:
         if not folder.is_dir():
             raise SpecError([Problem("--data", str(folder), "expected an existing folder")], root=ROOT)
     if not data and not stack.manifest.sources:
-        raise SpecError([Problem("--data", None, "nothing to copy: the manifest lists no data folders or sources; "
+        raise SpecError([Problem("--data", MISSING, "nothing to copy: the manifest lists no data folders or sources; "
                                  "name a folder with --data")], root=ROOT)
     nodes = _nodes(args, stack)
     return DIFFERENCE if sync(stack.manifest, nodes, data, stack.destination(args.to), stack.shared_mount is not None,
@@ -148,7 +148,7 @@ def _nodes(args: argparse.Namespace, stack):
 
     spec = stack.spec
     if not args.host:
-        raise SpecError([Problem("--host", None, "required: name the node(s) to reach (AWS instance id, GCP instance "
+        raise SpecError([Problem("--host", MISSING, "required: name the node(s) to reach (AWS instance id, GCP instance "
                                  "name, Azure VM resource id); the stack's `connect` output shows how to list them")],
                         root=ROOT)
     proxy = args.proxy_command or cloud_proxy_command(spec.cloud, spec.region, args.zone or spec.zone, args.bastion,

@@ -20,7 +20,7 @@ from ..catalog.models import GpuModel
 from ..catalog.selector import ZONE_LOOKUP
 from ..catalog.zones import is_edge
 from ..pipeline import plan_cluster
-from ..spec.errors import Problem, SpecError
+from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.node_rules import CUDA_MIN_DRIVER_BRANCH
 from ..spec.parse import parse_cluster_spec
 from .compat import cuda_problem
@@ -59,7 +59,7 @@ def match(manifest: Manifest, cloud: str, region: str | None = None, gpu: str | 
         latencies = tuple(measure(cloud, regions, prober))
         reachable = [lat for lat in latencies if lat.median_ms is not None]
         if not reachable:
-            raise SpecError([Problem("--region", None, f"offline: none of the {len(regions)} regions offering "
+            raise SpecError([Problem("--region", MISSING, f"offline: none of the {len(regions)} regions offering "
                                      f"{count} x {chosen.model} on {cloud} answered a TCP connect; name one with "
                                      f"--region: {', '.join(regions)}")], root=ROOT)
         region = reachable[0].region
@@ -79,7 +79,7 @@ def match(manifest: Manifest, cloud: str, region: str | None = None, gpu: str | 
                         if region in catalog.regions_of(cloud, i.name)),
                        key=lambda name: (_cheapest(catalog, cloud, name, region), name))
         lookup = ZONE_LOOKUP[cloud].format(type=types[0] if types else chosen.model, region=region)
-        raise SpecError([Problem("--zone", None, f"required: the catalog prices {count} x {chosen.model} in {region} "
+        raise SpecError([Problem("--zone", MISSING, f"required: the catalog prices {count} x {chosen.model} in {region} "
                                  f"for the region as a whole and lists no zones. {lookup}")], root=ROOT)
     plan = plan_cluster(parse_cluster_spec(cluster), catalog)
     per_node = plan.price.on_demand

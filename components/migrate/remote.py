@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..spec.errors import Problem, SpecError
+from ..spec.errors import MISSING, Problem, SpecError
 from .manifest import ROOT
 
 BASTION_PROXY = Path(__file__).with_name("bastion-proxy.sh")
@@ -59,11 +59,11 @@ def cloud_proxy_command(cloud: str, region: str, zone: str | None, bastion: str 
                 "--parameters 'portNumber=%p'\"")
     if cloud == "gcp":
         if not zone:
-            raise SpecError([Problem("--zone", None, "required on gcp when the stack names no zone: IAP tunnels "
+            raise SpecError([Problem("--zone", MISSING, "required on gcp when the stack names no zone: IAP tunnels "
                                      "address an instance by name and zone")], root=ROOT)
         return f"gcloud compute start-iap-tunnel %h %p --listen-on-stdin --zone {shlex.quote(zone)}"
     if not (bastion and bastion_group):
-        raise SpecError([Problem("--bastion", bastion, "required on azure with --bastion-resource-group: the Azure "
+        raise SpecError([Problem("--bastion", bastion or MISSING, "required on azure with --bastion-resource-group: the Azure "
                                  "Bastion host (Standard SKU or higher, native client support on) in or peered with "
                                  "the cluster's VNet")], root=ROOT)
     return f"{shlex.quote(str(BASTION_PROXY))} {shlex.quote(bastion)} {shlex.quote(bastion_group)} %h %p"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..plan.stackfile import CLUSTER_KEY, read_stack_config
-from ..spec.errors import Problem, SpecError
+from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.model import ClusterSpec
 from ..spec.parse import parse_cluster_spec
 from .manifest import ROOT, Manifest, read_manifest
@@ -41,7 +41,7 @@ def read_migration_stack(stack: str, manifest: Path | None) -> MigrationStack:
         recorded = (config.get(MIGRATION_KEY) or {}).get("manifest") if isinstance(config.get(MIGRATION_KEY),
                                                                                    dict) else None
         if not recorded:
-            raise SpecError([Problem("--manifest", None, f"required: {stack} has no `{MIGRATION_KEY}.manifest` "
+            raise SpecError([Problem("--manifest", MISSING, f"required: {stack} has no `{MIGRATION_KEY}.manifest` "
                                      "(it was not written by `gpufleet migrate match`)")], root=ROOT)
         manifest = Path(recorded)
     return MigrationStack(spec=spec, manifest=read_manifest(manifest), manifest_path=manifest)
