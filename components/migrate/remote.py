@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import getpass
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass, field
@@ -31,9 +32,12 @@ class Nodes:
     ssh_config: str | None = None
     options: tuple[str, ...] = field(default=())
 
-    def ssh_args(self) -> list[str]:
-        """ssh and its options, without a host: for `rsync -e` and for running commands."""
-        args = ["ssh", "-o", "BatchMode=yes", "-o", f"ProxyCommand={self.proxy_command}",
+    def ssh_args(self, host: str) -> list[str]:
+        """ssh and its options for `host`, without the destination (`alias(host)`): for `rsync -e` and commands.
+        The node's real name goes into the ProxyCommand (`%h`), so an Azure resource id, whose slashes rsync would
+        take for a local path, never appears in `host:path`."""
+        proxy = self.proxy_command.replace("%h", shlex.quote(host))
+        args = ["ssh", "-o", "BatchMode=yes", "-o", f"ProxyCommand={proxy}",
                 "-o", "StrictHostKeyChecking=accept-new", "-o", "ConnectTimeout=60", "-o", "ServerAliveInterval=15"]
         if self.ssh_config:
             args[1:1] = ["-F", self.ssh_config]
@@ -43,13 +47,18 @@ class Nodes:
             args += ["-o", option]
         return [*args, "-l", self.user]
 
-    def rsync_shell(self) -> str:
-        return shlex.join(self.ssh_args())
+    def rsync_shell(self, host: str) -> str:
+        return shlex.join(self.ssh_args(host))
 
     def run(self, host: str, command: str, stdin: str = "", timeout: float | None = None) -> subprocess.CompletedProcess:
         """`command` through the remote user's shell on `host`."""
-        return subprocess.run([*self.ssh_args(), host, command], input=stdin, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run([*self.ssh_args(host), alias(host), command], input=stdin, capture_output=True,
+                              text=True, timeout=timeout)
+
+
+def alias(host: str) -> str:
+    """The name ssh and rsync use for `host`: letters, digits, '.', '_' and '-' (known_hosts keys it)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", host.strip("/")) or "node"
 
 
 def cloud_proxy_command(cloud: str, region: str, zone: str | None, bastion: str | None,

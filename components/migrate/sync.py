@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .data import GITIGNORE_FILTER
 from .manifest import Manifest, write_manifest
-from .remote import Nodes
+from .remote import Nodes, alias
 
 META_DIR = ".gpufleet-migrate"  # beside the data on the node: manifest.json, requirements.txt, SHA256SUMS
 RSYNC_FLAGS = ["-a", "--partial", "--append-verify", "--info=progress2", "--human-readable", GITIGNORE_FILTER]
@@ -27,10 +27,10 @@ def sync_targets(nodes: Nodes, shared: bool) -> tuple[str, ...]:
 
 
 def rsync_command(nodes: Nodes, host: str, sources: list[Path], dest: str, bwlimit: int | None = None) -> list[str]:
-    flags = [*RSYNC_FLAGS, "-e", nodes.rsync_shell(), f"--rsync-path=mkdir -p {shlex.quote(dest)} && rsync"]
+    flags = [*RSYNC_FLAGS, "-e", nodes.rsync_shell(host), f"--rsync-path=mkdir -p {shlex.quote(dest)} && rsync"]
     if bwlimit:
         flags.append(f"--bwlimit={bwlimit}")
-    return ["rsync", *flags, *(str(s) for s in sources), f"{host}:{dest}/"]
+    return ["rsync", *flags, *(str(s) for s in sources), f"{alias(host)}:{dest}/"]
 
 
 def sync(manifest: Manifest, nodes: Nodes, data: list[Path], dest: str, shared: bool,

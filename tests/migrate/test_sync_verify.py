@@ -16,6 +16,7 @@ import pytest
 from gpufleet.migrate.match import MIGRATION_KEY
 from gpufleet.plan.cli import main
 from tests.migrate.fixtures import Sshd, build_wheel, editable_project, make_venv, pip_install, start_sshd
+from tests.validators import require_tool
 
 pytestmark = pytest.mark.migrate
 BIG_FILE_BYTES = 6 * 1024 * 1024
@@ -190,3 +191,38 @@ def test_manifest_on_the_node_is_the_captured_one(workload, sshd, tmp_path):
     sums = (dest / ".gpufleet-migrate" / "SHA256SUMS").read_text()
     assert subprocess.run(["sha256sum", "-c", "--quiet", str(dest / ".gpufleet-migrate" / "SHA256SUMS")],
                           cwd=dest, capture_output=True).returncode == 0 and "dataset/labels.csv" in sums
+
+
+def test_azure_bastion_helper_carries_the_copy(workload, sshd, tmp_path):
+    """The cloud's own ProxyCommand on Azure (bastion-proxy.sh), with a stand-in `az` that tunnels to the test sshd
+    the way `az network bastion tunnel` tunnels to the VM."""
+    import shutil
+
+    import yaml
+
+    require_tool("nc", "install it with `apt-get install -y netcat-openbsd` (.ci/run does)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "az").write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).with_name('fake_az.py')} \"$@\"\n")
+    (bin_dir / "az").chmod(0o755)
+    if not shutil.which("python3"):
+        (bin_dir / "python3").symlink_to(sys.executable)
+    stack = tmp_path / "Pulumi.azure-migrated.yaml"
+    stack.write_text(yaml.safe_dump({"config": {
+        "gpufleet:cluster": {"cloud": "azure", "region": "eastus", "nodes": 1,
+                             "accelerator": {"gpu": "T4", "gpus_per_node": 1},
+                             "access": {"ssh_public_key": Path(__file__).with_name("example_key.pub").read_text()}},
+        MIGRATION_KEY: {"manifest": str(workload["manifest"])}}}))
+    vm = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/gpu-0"
+    log = tmp_path / "bastion.log"
+    dest = tmp_path / "node" / "workload"
+    ssh = [arg for arg in sshd.ssh_arguments()]
+    del ssh[ssh.index("--proxy-command"):ssh.index("--proxy-command") + 2]
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_BASTION_LOG": str(log),
+           "FAKE_BASTION_SSHD_PORT": str(sshd.port)}
+    done = subprocess.run([sys.executable, "-m", "gpufleet.plan.cli", "migrate", "sync", str(stack), "--host", vm,
+                           "--bastion", "hub-bastion", "--bastion-resource-group", "hub-rg", "--to", str(dest), *ssh],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (dest / "dataset" / "labels.csv").read_text() == "id,label\n1,cat\n"
+    assert set(log.read_text().splitlines()) == {f"hub-bastion hub-rg {vm} 22"}
