@@ -144,8 +144,9 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _nodes(args: argparse.Namespace, stack):
-    from .remote import Nodes, cloud_proxy_command, default_user
+    from .remote import Nodes, cloud_proxy_command, default_user, require_tools
 
+    require_tools("ssh", "rsync")
     spec = stack.spec
     if not args.host:
         raise SpecError([Problem("--host", MISSING, "required: name the node(s) to reach (AWS instance id, GCP instance "

@@ -37,8 +37,8 @@ class Package(Frozen):
     @property
     def requirement(self) -> str:
         """The requirements.txt line that installs this package on the node."""
-        if self.source == "editable":
-            line = f"-e ./src/{self.name}"
+        if self.source == "editable" and self.path:
+            line = f"-e ./src/{Path(self.path).name}"  # sync copies the folder itself into <to>/src/
         elif self.source == "file" and self.path:
             line = f"./src/{Path(self.path).name}"
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import re
 import shlex
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,15 @@ def cloud_proxy_command(cloud: str, region: str, zone: str | None, bastion: str 
                                  "Bastion host (Standard SKU or higher, native client support on) in or peered with "
                                  "the cluster's VNet")], root=ROOT)
     return f"{shlex.quote(str(BASTION_PROXY))} {shlex.quote(bastion)} {shlex.quote(bastion_group)} %h %p"
+
+
+def require_tools(*names: str) -> None:
+    """ssh and rsync are the user's own tools: say which is missing instead of failing inside a subprocess."""
+    missing = [name for name in names if shutil.which(name) is None]
+    if missing:
+        raise SpecError([Problem(name, MISSING, f"`{name}` is not installed here; install it (Debian/Ubuntu: apt-get "
+                                 f"install {'rsync' if name == 'rsync' else 'openssh-client'}, macOS: brew install "
+                                 f"{'rsync' if name == 'rsync' else 'openssh'})") for name in missing], root=ROOT)
 
 
 def default_user(cloud: str) -> str:

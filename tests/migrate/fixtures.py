@@ -127,10 +127,10 @@ def make_venv(folder: Path) -> Path:
     return folder / "bin" / "python"
 
 
-def pip_install(python: Path, *args: str) -> None:
+def pip_install(python: Path, *args: str, cwd: Path | None = None) -> None:
     subprocess.run([sys.executable, "-m", "pip", "--isolated", "--python", str(python), "install", "--quiet",
                     "--no-deps", "--no-index", "--no-build-isolation", "--disable-pip-version-check", *args],
-                   check=True)
+                   check=True, cwd=cwd)
 
 
 def free_port() -> int:

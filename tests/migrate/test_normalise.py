@@ -34,7 +34,7 @@ def test_editable_and_file_entries(tmp_path):
         {"name": "lib", "version": "1.0", "direct_url": {"url": f"file://{archive}", "archive_info": {}}},
         {"name": "mkl", "version": "2023.1", "direct_url": {"url": "file:///croot/mkl_1681/work", "dir_info": {}}},
     ])
-    assert (editable.source, editable.requirement) == ("editable", "-e ./src/app")
+    assert (editable.source, editable.requirement) == ("editable", "-e ./src/app")  # the folder's name
     assert (lib.source, lib.requirement) == ("file", f"./src/{archive.name}")
     assert (gone.source, gone.requirement) == ("index", "mkl==2023.1")
     assert "no longer exists" in gone.note

@@ -74,12 +74,13 @@ def _stack_file(root: Path, manifest: Path, shared: bool) -> Path:
 
 
 def node_venv(folder: Path, workload: dict, dest: Path, leave_out: str | None = None) -> Path:
-    """The node's interpreter, set up from the manifest as a node would be: pinned versions from the wheels (the
-    index's role) and the synced editable source."""
+    """The node's interpreter, installed as the README says, from the synced requirements.txt in the synced folder
+    (the test's wheel folder plays the package index; `leave_out` drops one requirement)."""
     python = make_venv(folder)
-    wanted = [name for name in ("torch==2.1.0+cu121", "numpy==1.26.4") if not leave_out or not name.startswith(leave_out)]
-    pip_install(python, "--find-links", str(workload["wheels"]), *wanted)
-    pip_install(python, "-e", str(dest / "src" / "project"))
+    lines = (dest / ".gpufleet-migrate" / "requirements.txt").read_text().splitlines()
+    kept = folder.parent / f"{folder.name}-requirements.txt"
+    kept.write_text("".join(f"{line}\n" for line in lines if not (leave_out and line.startswith(leave_out))))
+    pip_install(python, "--find-links", str(workload["wheels"]), "-r", str(kept), cwd=dest)
     return python
 
 
@@ -102,7 +103,7 @@ def test_copy_then_verify_through_the_tunnel(workload, sshd, tmp_path):
     assert (dest / "src" / "project" / "demo_editable" / "__init__.py").is_file()  # editable source synced
     requirements = (dest / ".gpufleet-migrate" / "requirements.txt").read_text()
     assert "--extra-index-url https://download.pytorch.org/whl/cu121" in requirements
-    assert "torch==2.1.0" in requirements and "-e ./src/demo-editable" in requirements
+    assert "torch==2.1.0" in requirements and "-e ./src/project" in requirements
     assert sshd.tunnelled_hosts() and set(sshd.tunnelled_hosts()) == {"i-0aaaaaaaaaaaaaaa1"}
     python = node_venv(tmp_path / "node-venv", workload, dest)
     verified = cli("verify", *sync_args(workload, sshd, dest, "i-0aaaaaaaaaaaaaaa1"), "--python", str(python),
