@@ -62,7 +62,20 @@ def interpreter_report(python: str, cwd: str | None = None) -> dict:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise SpecError([Problem("--python", python, f"expected a Python 3.8+ interpreter; it exited "
                                  f"{done.returncode}: {tail}")], root=ROOT)
-    return json.loads(done.stdout)
+    return parse_report(done.stdout, "--python", python)
+
+
+def parse_report(stdout: str, field: str, python: str) -> dict:
+    """The report is the last line: a sitecustomize or .pth file may print before it."""
+    lines = stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        report = None
+    if not isinstance(report, dict) or "packages" not in report:
+        raise SpecError([Problem(field, python, "expected a Python 3.8+ interpreter; its report could not be read: "
+                                 f"{(lines or ['no output'])[-1][:120]}")], root=ROOT)
+    return report
 
 
 def read_frameworks(packages: tuple[Package, ...], runtime: dict, driver: str | None) -> Frameworks:

@@ -10,11 +10,11 @@ Any difference makes the exit status 1.
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass, field
 
-from .capture import REPORT_SCRIPT
+from ..spec.errors import SpecError
+from .capture import REPORT_SCRIPT, parse_report
 from .manifest import Manifest
 from .packages import applies, normalise
 from .remote import Nodes
@@ -57,16 +57,20 @@ def check_data(manifest: Manifest, nodes: Nodes, host: str, dest: str, report: R
         report.ok(f"{host}: data: the manifest lists no data files")
         return
     done = nodes.run(host, f"cd {shlex.quote(dest)} && sha256sum -c --quiet -", stdin=sums)
-    failed = [line for line in (done.stdout + done.stderr).splitlines() if "FAILED" in line or "No such file" in line]
     if done.returncode == 0:
         report.ok(f"{host}: data: {count} file(s) match their SHA-256 in {dest}")
-    elif failed:
-        for line in failed:
-            if ": FAILED" in line and "open or read" not in line:
-                report.differ(f"{host}: data: {line.split(': FAILED')[0]} differs from its SHA-256 in the manifest")
-            elif "No such file" in line or "open or read" in line:
-                report.differ(f"{host}: data: {_missing_path(line)} is missing")
-    else:
+        return
+    # `sha256sum -c` prints "PATH: FAILED" for different content and "PATH: FAILED open or read" for a missing or
+    # unreadable file (after its own "sha256sum: PATH: No such file or directory" on stderr).
+    found = False
+    for line in done.stdout.splitlines():
+        if line.endswith(": FAILED open or read"):
+            report.differ(f"{host}: data: {line[:-len(': FAILED open or read')]} is missing or unreadable")
+            found = True
+        elif line.endswith(": FAILED"):
+            report.differ(f"{host}: data: {line[:-len(': FAILED')]} differs from its SHA-256 in the manifest")
+            found = True
+    if not found:
         report.differ(f"{host}: data: sha256sum -c exited {done.returncode}: {_last_line(done)}")
 
 
@@ -75,7 +79,11 @@ def check_packages(manifest: Manifest, nodes: Nodes, host: str, python: str, rep
     if done.returncode != 0:
         report.differ(f"{host}: packages: {python} could not report its packages ({_last_line(done)})")
         return
-    node = json.loads(done.stdout)
+    try:
+        node = parse_report(done.stdout, "--python", python)
+    except SpecError:
+        report.differ(f"{host}: packages: {python} on the node printed no package report ({_last_line(done)})")
+        return
     installed = {p.name: p for p in normalise(node["packages"])}
     wanted = [p for p in manifest.python.packages if applies(p, node["markers"])]
     before = report.differences
@@ -106,12 +114,6 @@ def run_test(nodes: Nodes, host: str, dest: str, test: str, report: Report) -> N
 
 def _minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
-
-
-def _missing_path(line: str) -> str:
-    # "sha256sum: data/x: No such file or directory" or "data/x: FAILED open or read"
-    parts = line.split(": ")
-    return parts[1] if line.startswith("sha256sum:") and len(parts) > 2 else parts[0]
 
 
 def _last_line(done) -> str:

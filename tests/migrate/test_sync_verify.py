@@ -146,6 +146,7 @@ def test_verify_reports_a_changed_byte_a_missing_package_and_a_failing_test(work
     text = bytearray(labels.read_bytes())
     text[3] ^= 0x01  # one byte, same size and a later mtime: rsync's quick check would not notice it either way
     labels.write_bytes(bytes(text))
+    (dest / "dataset" / ".gitignore").unlink()
     done = cli("verify", *sync_args(workload, sshd, dest, "i-0ccccccccccccccc3"), "--python", str(python),
                "--test", "echo 'FAILED tests/test_model.py::test_loss'; exit 3")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -153,7 +154,9 @@ def test_verify_reports_a_changed_byte_a_missing_package_and_a_failing_test(work
     assert "DIFF  i-0ccccccccccccccc3: data: dataset/labels.csv differs from its SHA-256" in report
     assert "DIFF  i-0ccccccccccccccc3: packages: numpy==1.26.4 is not installed" in report
     assert "failed (exit 3)" in report and "FAILED tests/test_model.py::test_loss" in report
-    assert "verify: 3 difference(s)" in report
+    assert "DIFF  i-0ccccccccccccccc3: data: dataset/.gitignore is missing or unreadable" in report
+    assert report.count(".gitignore") == 1
+    assert "verify: 4 difference(s)" in report
     assert "big.bin" not in report  # the untouched files pass
 
 
