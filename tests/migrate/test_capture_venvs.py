@@ -86,21 +86,24 @@ def test_capture_without_a_gpu(workload, tmp_path, monkeypatch):
     assert no_tool["gpus"] == [] and any("not found" in note for note in no_tool["notes"])
 
 
-@pytest.mark.parametrize(("gpu", "cloud", "expected"), [
-    ("a100-40gb", "gcp", "1 x A100 (a2-highgpu-1g)"),
-    ("t4", "aws", "1 x T4 (g4dn.xlarge)"),
-    ("rtx3090", "azure", "1 x A10"),
+@pytest.mark.parametrize(("gpu", "cloud", "zone", "expected"), [
+    ("a100-40gb", "gcp", None, "1 x A100 (a2-highgpu-1g) in us-central1"),
+    ("t4", "aws", "use1-az4", "1 x T4 (g4dn.xlarge) in us-east-1"),  # the catalog has no zones for it there
+    # No cloud sells an RTX 3090: the nearest with 24 GB or more that CUDA 11.3 runs on (not the Ada L4).
+    ("rtx3090", "aws", None, "1 x A10G (g5.xlarge) in us-east-1"),
+    # Azure's A10 sizes need the GRID driver, which gpufleet does not install: the next size up.
+    ("rtx3090", "azure", None, "1 x A100-80GB (Standard_NC24ads_A100_v4) in eastus"),
 ])
-def test_match_what_was_captured(workload, tmp_path, monkeypatch, capsys, gpu, cloud, expected):
+def test_match_what_was_captured(workload, tmp_path, monkeypatch, capsys, gpu, cloud, zone, expected):
     capture(workload, tmp_path, monkeypatch, gpu)
     capsys.readouterr()
     out = tmp_path / "stack.yaml"
     args = ["migrate", "match", str(tmp_path / "manifest.json"), "--cloud", cloud, "--out", str(out),
             "--ssh-public-key", str(Path(__file__).with_name("example_key.pub"))]
     region = {"gcp": "us-central1", "aws": "us-east-1", "azure": "eastus"}[cloud]
-    zone = ["--zone", "use1-az4"] if cloud == "aws" else []
-    assert main([*args, "--region", region, *zone]) == 0
+    assert main([*args, "--region", region, *(["--zone", zone] if zone else [])]) == 0
     assert expected in capsys.readouterr().out
+    assert main(["plan", str(out)]) == 0
 
 
 def test_match_refuses_the_captured_cuda_on_a_newer_gpu(workload, tmp_path, monkeypatch, capsys):
