@@ -29,8 +29,9 @@ class Package(Frozen):
     version: str  # public version: `+cu113` and other local labels stripped
     local: str | None = None  # the stripped local label ("cu113"), kept for the record
     index_url: str | None = None  # the index that carries this build (PyTorch's per-CUDA index)
-    source: Literal["index", "editable", "file", "unresolved"] = "index"
+    source: Literal["index", "editable", "file", "url"] = "index"
     path: str | None = None  # editable project folder or local archive, synced as source
+    url: str | None = None  # a VCS or remote-archive install (PEP 610), installed from the same URL
     marker: str | None = None  # environment marker for packages that exist on one platform only
     note: str | None = None  # what normalisation did and why
 
@@ -41,6 +42,8 @@ class Package(Frozen):
             line = f"-e ./src/{Path(self.path).name}"  # sync copies the folder itself into <to>/src/
         elif self.source == "file" and self.path:
             line = f"./src/{Path(self.path).name}"
+        elif self.source == "url" and self.url:
+            line = f"{self.name} @ {self.url}"
         else:
             line = f"{self.name}=={self.version}"
         return f"{line} ; {self.marker}" if self.marker else line
@@ -101,7 +104,7 @@ class Manifest(Frozen):
         """requirements.txt for the node: one extra index per CUDA build, then one pinned line per package."""
         indexes = sorted({p.index_url for p in self.python.packages if p.index_url})
         lines = [f"--extra-index-url {url}" for url in indexes]
-        lines += [p.requirement for p in self.python.packages if p.source != "unresolved"]
+        lines += [p.requirement for p in self.python.packages]
         return "\n".join(lines) + "\n"
 
     def sha256sum_lines(self) -> str:

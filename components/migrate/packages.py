@@ -2,6 +2,8 @@
 
 - local versions (`torch 1.12.1+cu113`): the index carries no `+cu113`; the public version is kept and the package
   comes from PyTorch's index for that CUDA (https://download.pytorch.org/whl/cu113);
+- VCS and remote-archive installs (PEP 610 `vcs_info`, `archive_info`): installed from the same URL, pinned to
+  the commit that was installed;
 - editable installs (PEP 610 `dir_info.editable`): the project folder is synced as source and installed with `-e`;
 - `@ file://` installs: a local archive or folder that exists is synced as source; conda's build paths that no
   longer exist (`file:///croot/...`) are resolved to `name==version` from the index;
@@ -57,6 +59,10 @@ def _package(item: dict) -> Package:
         note = f"{note}; " if note else ""
         note += f"{item['name']} exists only where {marker}"
     url = item.get("direct_url") or {}
+    remote = _remote_url(url)
+    if remote:
+        return Package(name=name, version=version, local=local, source="url", url=remote, marker=marker,
+                       note=f"installed from {remote}: installed on the node from the same URL")
     if not url.get("url", "").startswith("file://"):
         return Package(name=name, version=version, local=local, index_url=index_url, marker=marker, note=note)
     path = unquote(urlparse(url["url"]).path)
@@ -69,6 +75,17 @@ def _package(item: dict) -> Package:
     return Package(name=name, version=version, local=local, index_url=index_url, marker=marker,
                    note=f"installed from {path}, which no longer exists (a conda build path): resolved to "
                         f"{name}=={version} from the index")
+
+
+def _remote_url(direct_url: dict) -> str | None:
+    """A PEP 610 record of a VCS checkout (`git+https://...@<commit>`) or a remote archive, as a PEP 508 URL."""
+    url = direct_url.get("url", "")
+    if not url or url.startswith("file://"):
+        return None
+    vcs = direct_url.get("vcs_info")
+    if vcs:
+        return f"{vcs['vcs']}+{url}@{vcs.get('commit_id') or vcs.get('requested_revision') or ''}".rstrip("@")
+    return url
 
 
 def _split_local(text: str) -> tuple[str, str | None]:

@@ -130,3 +130,18 @@ def test_a_bad_manifest_is_one_message(tmp_path, capsys, content, expected):
 def test_capture_with_a_missing_interpreter_is_one_message(tmp_path, capsys):
     assert main(["migrate", "capture", "--python", str(tmp_path / "nope"), "--out", str(tmp_path / "m.json")]) == 2
     assert "`--python`: got" in capsys.readouterr().err
+
+
+def test_an_internal_error_is_one_line_with_the_debug_hint(tmp_path, capsys, monkeypatch):
+    import gpufleet.migrate.match as match_module
+
+    def broken(*args, **kwargs):
+        raise KeyError("A100")
+
+    monkeypatch.setattr(match_module, "match", broken)
+    path = tmp_path / "manifest.json"
+    write_manifest(manifest("a100-40gb"), path)
+    assert main(["migrate", "match", str(path), "--cloud", "gcp", "--region", "us-central1",
+                 "--out", str(tmp_path / "s.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error (KeyError: 'A100')" in err and "--debug" in err

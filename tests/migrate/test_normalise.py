@@ -40,6 +40,17 @@ def test_editable_and_file_entries(tmp_path):
     assert "no longer exists" in gone.note
 
 
+def test_vcs_and_remote_archive_installs_keep_their_url():
+    vcs, remote = normalise([
+        {"name": "peft", "version": "0.8.0.dev0", "direct_url": {
+            "url": "https://github.com/huggingface/peft", "vcs_info": {"vcs": "git", "commit_id": "0a1b2c3"}}},
+        {"name": "tiny", "version": "1.0", "direct_url": {"url": "https://example.org/tiny-1.0.tar.gz",
+                                                          "archive_info": {}}},
+    ])
+    assert vcs.requirement == "peft @ git+https://github.com/huggingface/peft@0a1b2c3"
+    assert remote.requirement == "tiny @ https://example.org/tiny-1.0.tar.gz"
+
+
 def test_platform_only_packages_get_a_marker_and_do_not_apply_on_linux():
     numpy, pywin = normalise([{"name": "pywin32", "version": "306", "direct_url": None},
                               {"name": "numpy", "version": "1.26.4", "direct_url": None}])
