@@ -108,3 +108,21 @@ def figures_for(cloud: str, instance: str, gpu: str, expected: Expected | None =
         allreduce_two_node=pick(per_instance, "allreduce_two_node",
                                 f"no published two-node all-reduce figure for {cloud}/{instance}"),
     )
+
+
+# The metrics the node measures itself (the two-node figure is `gpufleet bench`'s), in the order node.env lists them.
+NODE_METRICS = ("h2d_gbps", "d2h_gbps", "matmul_tflops", "allreduce_intranode")
+
+
+def node_expectation(cloud: str, instance: str, gpu: str, tolerance: float | None) -> str:
+    """GPUFLEET_PERF_EXPECT for a node: "metric=value:tolerance[:bytes]" per metric that has a figure, in a fixed
+    order (the same spec always renders the same user data); metrics without one are left out (not compared)."""
+    figures = figures_for(cloud, instance, gpu)
+    items = []
+    for metric in NODE_METRICS:
+        figure: Figure = getattr(figures, metric)
+        if figure.value is None:
+            continue
+        item = f"{metric}={figure.value:g}:{figure.tolerance(tolerance):g}"
+        items.append(item + (f":{figure.bytes}" if figure.bytes else ""))
+    return " ".join(items)
