@@ -51,7 +51,8 @@ def read_hosts(args: argparse.Namespace) -> tuple[str, ...]:
         try:
             lines = args.hostfile.read_text().splitlines()
         except OSError as err:
-            raise SpecError([Problem("--hostfile", str(args.hostfile), f"cannot be read: {err.strerror}")], root=ROOT)
+            raise SpecError([Problem("--hostfile", str(args.hostfile), f"cannot be read: {err.strerror}")],
+                            root=ROOT) from None
         hosts += [line.split()[0] for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if len(hosts) < 2:
         raise SpecError([Problem("--hosts", ",".join(hosts) or "nothing", "expected at least two nodes (by --hosts "

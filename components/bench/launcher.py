@@ -22,7 +22,8 @@ FORWARDED = ("LD_LIBRARY_PATH", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "NCCL_NET", 
 
 
 class Launcher(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def command(self, hosts: tuple[str, ...], gpus_per_node: int, size: int) -> list[str]:
         """The command line that runs all_reduce_perf at `size` bytes over all GPUs of `hosts`."""

@@ -82,7 +82,8 @@ def job_size(work: Workload, samples: float = DEFAULT_SAMPLES) -> JobSize:
     reference = "A100" if "A100" in gpus else gpus[0]
     ref = work.row(reference)
     assert ref is not None
-    factors = tuple(sorted((gpu, work.row(gpu).per_gpu / ref.per_gpu) for gpu in gpus))  # type: ignore[union-attr]
+    rows = {gpu: work.row(gpu) for gpu in gpus}
+    factors = tuple(sorted((gpu, row.per_gpu / ref.per_gpu) for gpu, row in rows.items() if row))
     return JobSize(reference_gpu=reference, gpu_hours=samples / ref.per_gpu / SECONDS_PER_HOUR,
                    speed_factors=factors)
 

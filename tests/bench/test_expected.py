@@ -8,8 +8,16 @@ from datetime import date
 import pytest
 import yaml
 
-from gpufleet.bench.expected import DATA_FILE, DEFAULT_TOLERANCE, GPU_METRICS, INSTANCE_METRICS, Expected, \
-    _figure, figures_for, load_expected
+from gpufleet.bench.expected import (
+    DATA_FILE,
+    DEFAULT_TOLERANCE,
+    GPU_METRICS,
+    INSTANCE_METRICS,
+    Expected,
+    _figure,
+    figures_for,
+    load_expected,
+)
 from gpufleet.catalog import load_catalog
 
 
