@@ -75,6 +75,9 @@ class BootConfig:
     node_exporter: bool = True
     health_dcgm_diag: bool = False
     health_nccl_allreduce: bool = False
+    # node.health.performance: the type's figures as "metric=value:tolerance[:bytes] ..." (perf-check reads them);
+    # None when the check is off.
+    health_performance: str | None = None
     spot_watcher: bool = False
     drain_command: str = "systemctl kill --signal=SIGTERM gpufleet-jobs.slice"
     drain_on_rebalance: bool = False

@@ -88,6 +88,7 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         ("GPUFLEET_METADATA_URL", METADATA_URLS[config.cloud]),
         ("GPUFLEET_UNITS", " ".join(units)),
         *storage_env_items(config.shared_storage, config.local_nvme),
+        *((("GPUFLEET_PERF_EXPECT", config.health_performance),) if config.health_performance is not None else ()),
     ]
 
 

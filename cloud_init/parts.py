@@ -56,6 +56,8 @@ JOB_METRICS = (LIB + "job-metrics", SYSTEMD_DIR + "gpufleet-job-metrics.service"
                SYSTEMD_DIR + "gpufleet-job-metrics.timer")
 LOCAL_NVME = (LIB + "boot.d/05-local-nvme",)
 SHARED_STORAGE = (LIB + "boot.d/06-shared-storage",)
+# node.health.performance: the speed measurements and their comparison with the type's figures.
+PERFORMANCE = (LIB + "perf-check",)
 SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watcher.service",
                 SYSTEMD_DIR + "gpufleet-shutdown-drain.service")
 # Clouds whose repair probes ask the node over HTTP (GCP autohealing, Azure Application Health); AWS nodes report
@@ -96,6 +98,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.cloud == "aws" and (config.image_kind != "driver-ready" or _publishes(config)), AWS_API),
         (config.local_nvme is not None, LOCAL_NVME),
         (config.shared_storage is not None, SHARED_STORAGE),
+        (config.health_performance is not None, PERFORMANCE),
     )
     for wanted, group in optional:
         if wanted:
@@ -198,12 +201,13 @@ def for_cloud(content: str, cloud: str) -> str:
 
 
 # Optional sections (`# only: NAME`) and when a node gets them.
-OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "shared-storage")
+OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "health-performance", "shared-storage")
 
 
 def node_sections(config: BootConfig) -> frozenset[str]:
     """The sections `config`'s node runs: its cloud's and the optional ones its spec turned on."""
     wanted = {"health-dcgm-diag": config.health_dcgm_diag, "health-nccl-allreduce": config.health_nccl_allreduce,
+              "health-performance": config.health_performance is not None,
               "shared-storage": config.shared_storage is not None}
     return frozenset({config.cloud, *(name for name, on in wanted.items() if on)})
 

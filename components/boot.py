@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
 
+from .bench.expected import node_expectation
 from .serving import serving_drain_command, triton_config
 from .spec.node_rules import min_driver_branch
 from .storage_boot import storage_boot_fields
@@ -58,6 +59,15 @@ def aws_lifecycle_hook(spec) -> str:
     return DRAIN_HOOK_NAME if spec.cloud == "aws" else ""
 
 
+def performance_expectation(selection: Selection) -> str | None:
+    """node.health.performance: the figures this node type must reach (components/bench), None when it is off."""
+    performance = selection.spec.node.health.performance
+    if not performance.enabled:
+        return None
+    instance = selection.instance
+    return node_expectation(instance.cloud, instance.name, selection.gpu.model, performance.tolerance)
+
+
 def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
@@ -94,6 +104,7 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         node_exporter=node.exporters.node,
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
+        health_performance=performance_expectation(selection),
         # The watcher runs on every node, whatever the market, so every way a node leaves can drain it first: spot
         # notices; AWS's termination hook (scale-in, repair, instance refresh, a Capacity Block's end); GCP host
         # maintenance (GPU VMs cannot live-migrate); Azure's Terminate notice (scale-in, delete, automatic repair);

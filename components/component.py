@@ -71,6 +71,8 @@ class GpuClusterOutputs(pulumi.ComponentResource):
     """The serving fleet's cost at its minimum and maximum size, and per million requests (with `inference`)."""
     inference_warnings: pulumi.Output[Optional[list[str]]]
     """Things to know about the serving setup (with `inference`)."""
+    job_cost: pulumi.Output[Optional[dict[str, Any]]]
+    """Hours and cost of the spec's `job` (an MLPerf workload) on this cluster, with the MLPerf row used (with `job`)."""
 
     def publish(self, values: dict[str, Any]) -> None:
         """Sets every output attribute from `values` (plain values or Inputs) and registers them.

@@ -33,7 +33,18 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
         "cost": cost_table(selection),
         "shared_filesystem": shared_filesystem_output(spec),
         "warnings": list(selection.warnings),
+        **({"job_cost": job_cost(selection)} if spec.job is not None else {}),
     }
+
+
+def job_cost(selection: Selection) -> dict:
+    """`job:` in the spec: the named MLPerf workload's hours and cost on this cluster at its market."""
+    from .bench.mlperf import job_cost_row
+    spec = selection.spec
+    assert spec.job is not None
+    hourly = next((r["usd_per_hour"] for r in cost_table(selection) if r["chosen"]), None)
+    return job_cost_row(spec.job.mlperf, spec.job.samples, selection.instance.gpu,
+                        selection.instance.gpus * spec.nodes, hourly)
 
 
 def exporter_jobs(spec: ClusterSpec) -> list[tuple[str, int]]:

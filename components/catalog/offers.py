@@ -44,6 +44,8 @@ class Requirement:
     job_gpu_hours: float | None = None  # the job's size in GPU-hours on `reference_gpu`
     reference_gpu: str = DEFAULT_REFERENCE_GPU
     speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
+    workload: str | None = None  # `--objective job --workload`: the MLPerf workload the speeds come from
+    measured_speed_only: bool = False  # a GPU without a measured factor has no speed (no TFLOPS estimate)
 
     def rdma_cluster(self, instance: InstanceType) -> bool:
         """Nodes that will talk RDMA: several nodes, and a fabric asked for or (with "auto") the type's own."""
@@ -123,6 +125,7 @@ class Offer:
             "snapshot_date": source.snapshot_date.isoformat() if source and source.snapshot_date else None,
             "snapshot_not_before": source.not_before.isoformat() if source and source.not_before else None,
             "prices_from": source.date_label if source else "", "reasons": list(self.reasons),
+            **({"mlperf": mlperf_row(requirement.workload, i.gpu)} if requirement.workload else {}),
         }
 
 
@@ -202,6 +205,14 @@ def best_per_region(offers) -> list[Offer]:
     return best
 
 
+def mlperf_row(workload: str, gpu: str) -> dict | None:
+    """The published MLPerf row behind an offer's job figure: round, submission and result (None: no row)."""
+    from ..bench.mlperf import load_workloads
+    row = load_workloads()[workload].row(gpu)
+    return None if row is None else {"round": row.round, "submission": row.submission, "result": row.result,
+                                     "accelerators": row.accelerators, "per_gpu": round(row.per_gpu, 2)}
+
+
 def fabric_gbps(instance: InstanceType) -> float:
     """The fabric's bandwidth per node: InfiniBand links x their rate where the row gives it, else the NIC's."""
     if instance.fabric == "infiniband" and instance.infiniband_gbps:
@@ -216,6 +227,8 @@ def relative_speed(gpu: str, requirement: Requirement, catalog: Catalog) -> floa
         return factors[gpu]
     if gpu == requirement.reference_gpu:
         return 1.0
+    if requirement.measured_speed_only:
+        return None
     mine, ref = catalog.gpus.get(gpu), catalog.gpus.get(requirement.reference_gpu)
     if not mine or not ref or not mine.bf16_dense_tflops or not ref.bf16_dense_tflops:
         return None

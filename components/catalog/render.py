@@ -45,6 +45,21 @@ def selection_document(req: Requirement, ranking: Ranking, offers: list[Offer], 
     }
 
 
+def _print_workload(console: Console, req: Requirement) -> None:
+    """Where each speed comes from: the workload's published MLPerf rows (round and submission)."""
+    from ..bench.mlperf import SECONDS_PER_HOUR, load_workloads
+    work = load_workloads()[req.workload or ""]
+    ref = work.row(req.reference_gpu)
+    samples = req.job_gpu_hours * SECONDS_PER_HOUR * ref.per_gpu if ref and req.job_gpu_hours else 0
+    console.print(f"job: {samples:,.0f} samples of {work.name} (MLPerf {work.suite.capitalize()} {work.scenario}); "
+                  "speed per GPU from published results, offers of other GPUs have no job figure:")
+    for gpu in sorted({r.gpu for r in work.rows}):
+        row = work.row(gpu)
+        if row:
+            console.print(escape(f"  {gpu}: {row.per_gpu:,.1f} {work.unit} per GPU ({row.result:,.2f} on "
+                                 f"{row.accelerators}; MLPerf {row.round}, {row.submission})"))
+
+
 def print_selection(console: Console, req: Requirement, ranking: Ranking, offers: list[Offer], catalog: Catalog,
                     age_notes: list[str], missing_clouds: dict[str, Offer], ranks: list[int] | None = None) -> None:
     """The offers as a table; `ranks` numbers each row by its place in the whole ranking (default 1, 2, ...)."""
@@ -65,7 +80,9 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
             row += [_num(d["relative_speed"], "x"), _num(d["job_hours"]), _money(d["job_usd"], 0)]
         table.add_row(*(escape(cell) for cell in row), d["prices_from"])
     console.print(table)
-    if job:
+    if job and req.workload:
+        _print_workload(console, req)
+    elif job:
         console.print(f"job: {req.job_gpu_hours:g} GPU-hours on {req.reference_gpu}; speed = dense BF16 TFLOPS "
                       f"ratio to {req.reference_gpu} unless --speed-factor gives a measured one")
     if not ranking.offers:

@@ -70,9 +70,42 @@ def _select_values(args, shape: dict, catalog: Catalog, problems: list[Problem])
             problems.append(Problem("--speed-factor", item, "expected GPU=X with X > 0, e.g. `--speed-factor T4=0.21`"))
         elif gpu:
             factors.append((gpu, factor))
-    return {"nodes": nodes, "market": market, "on_demand_base": base, "reservation": shape.get("reservation", False),
-            "job_gpu_hours": args.job_gpu_hours,
-            "reference_gpu": reference or DEFAULT_REFERENCE_GPU, "speed_factors": tuple(sorted(factors))}
+    values = {"nodes": nodes, "market": market, "on_demand_base": base,
+              "reservation": shape.get("reservation", False), "job_gpu_hours": args.job_gpu_hours,
+              "reference_gpu": reference or DEFAULT_REFERENCE_GPU, "speed_factors": tuple(sorted(factors))}
+    values.update(_job_objective(args, problems))
+    return values
+
+
+def _job_objective(args, problems: list[Problem]) -> dict:
+    """`--objective job --workload NAME [--job-samples N]`: the job's size and every GPU's speed from published
+    MLPerf rows (components/bench/data/mlperf.yaml) instead of `--job-gpu-hours` and `--speed-factor`."""
+    objective, name = getattr(args, "objective", "hour") or "hour", getattr(args, "workload", None)
+    samples = getattr(args, "job_samples", None)
+    if objective != "job":
+        for flag, value in (("--workload", name), ("--job-samples", samples)):
+            if value is not None:
+                problems.append(Problem(flag, value, "only applies with `--objective job`"))
+        return {}
+    if not name:
+        problems.append(Problem("--workload", None, "required with `--objective job`: an MLPerf workload name"))
+        return {}
+    for flag, given in (("--job-gpu-hours", args.job_gpu_hours is not None), ("--speed-factor", bool(args.speed_factor)),
+                        ("--reference-gpu", args.reference_gpu is not None)):
+        if given:
+            problems.append(Problem(flag, "given", "not with `--objective job`: the workload's MLPerf rows set it"))
+    if samples is not None and samples <= 0:
+        problems.append(Problem("--job-samples", samples, "expected a positive number of samples"))
+        return {}
+    from ..bench.mlperf import DEFAULT_SAMPLES, job_size, workload
+    try:
+        work = workload(name)
+    except SpecError as err:
+        problems += err.problems
+        return {}
+    size = job_size(work, samples or DEFAULT_SAMPLES)
+    return {"job_gpu_hours": size.gpu_hours, "reference_gpu": size.reference_gpu, "speed_factors": size.speed_factors,
+            "workload": name, "measured_speed_only": True}
 
 
 def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:

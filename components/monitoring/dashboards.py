@@ -35,6 +35,10 @@ PER_GPU = "{{node}} GPU {{gpu}}"
 JOB_METRICS = ("gpufleet_job_cpu_seconds_total", "gpufleet_job_memory_bytes", "gpufleet_job_memory_peak_bytes",
                "gpufleet_job_tasks")
 JOB = '{hpc_job=~"$hpc_job",node=~"$node"}'
+# What the node's performance check exports (cloud_init/files/usr/local/lib/gpufleet/perf-check), per metric.
+PERF_METRICS = ("gpufleet_perf_achieved", "gpufleet_perf_expected", "gpufleet_perf_floor", "gpufleet_perf_compared",
+                "gpufleet_perf_ok")
+PER_NODE_METRIC = "{{node}} {{metric}}"
 PER_JOB = "{{hpc_job}}"
 GPU_JOB = "GPU {{gpu}} {{hpc_job}}"
 NODES_UP = 'sum(up{job="gpufleet-node"})'
@@ -73,8 +77,25 @@ def _constant(name: str, value: float, label: str) -> dashboard.ConstantVariable
     return dashboard.ConstantVariable(name).label(label).value(f"{value:g}")
 
 
-def cluster_overview(pricing: NodePricing, gpus_per_node: int) -> dict:
-    """The cluster at a glance; the constants come from the stack's catalog selection."""
+def performance_row(builder: dashboard.Dashboard) -> dashboard.Dashboard:
+    """node.health.performance: each node's measured speed against its type's figure (components/bench)."""
+    return (
+        builder.with_row(dashboard.Row("Speed against the type's figures (boot check)"))
+        .with_panel(_stat("Nodes below a figure", "none", "count(count by (node) (gpufleet_perf_ok == 0)) or vector(0)"))
+        .with_panel(_stat("Metrics not compared", "none", "count(gpufleet_perf_compared == 0) or vector(0)"))
+        .with_panel(_series("Achieved / expected per node", "percentunit",
+                            ("gpufleet_perf_achieved / on (node, metric) gpufleet_perf_expected", PER_NODE_METRIC),
+                            ("gpufleet_perf_floor / on (node, metric) gpufleet_perf_expected", "{{node}} {{metric}} floor"),
+                            width=8))
+        .with_panel(_series("Achieved per node (GB/s, TFLOP/s)", "none",
+                            ("gpufleet_perf_achieved", PER_NODE_METRIC),
+                            ("gpufleet_perf_expected", "{{node}} {{metric}} expected"), width=8))
+    )
+
+
+def cluster_overview(pricing: NodePricing, gpus_per_node: int, performance: bool = False) -> dict:
+    """The cluster at a glance; the constants come from the stack's catalog selection. `performance`: the
+    node.health.performance row (only for clusters that run that check, so others render as before)."""
     builder = (
         dashboard.Dashboard("gpufleet: GPU cluster overview").uid("gpufleet-overview").tags(["gpufleet", "gpu"])
         .readonly().time("now-6h", "now").refresh("1m")
@@ -127,6 +148,8 @@ def cluster_overview(pricing: NodePricing, gpus_per_node: int) -> dict:
                             ('sum by (node) (rate(node_network_receive_bytes_total{device!="lo"}[5m]))',
                              "{{node}} rx"), width=8))
     )
+    if performance:
+        builder = performance_row(builder)
     return builder.build().to_json()
 
 
@@ -205,10 +228,12 @@ def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:
 
 
 @lru_cache(maxsize=32)
-def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True) -> dict[str, str]:
+def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True,
+               performance: bool = False) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs. `job_view`: the jobs dashboard, for nodes that
-    run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton)."""
-    boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node),
+    run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton).
+    `performance`: the overview's speed row, for nodes that run node.health.performance."""
+    boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node, performance),
               "gpufleet-node-jobs.json": node_jobs(pricing)}
     if job_view:
         boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..bench.cli import add_commands as add_bench_commands
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
 from ..catalog.datadir import use_data_dir
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     add_catalog_commands(commands)
     add_review_commands(commands)
     add_migrate_commands(commands)
+    add_bench_commands(commands)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)

@@ -195,7 +195,7 @@ def _top(path: str) -> str:
 
 
 def _without(outputs: dict) -> dict:
-    return {k: v for k, v in outputs.items() if k not in ("warnings", "cost")}
+    return {k: v for k, v in outputs.items() if k not in ("warnings", "cost", "job_cost")}
 
 
 def _cost_delta(old: dict, new: dict) -> dict[str, Any]:

@@ -45,6 +45,9 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
         console.print("[bold]Cost[/bold] (catalog prices, USD)")
         console.print(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
         console.print(escape("\n".join(storage_cost_lines(result.outputs))))
+    if result.outputs.get("job_cost"):
+        from ..bench.mlperf import job_cost_lines
+        console.print(escape("\n".join(job_cost_lines(result.outputs["job_cost"]))))
     if result.outputs.get("inference_cost"):
         console.print(escape("\n".join(serving_cost_lines(result.outputs["inference_cost"]))))
     warnings = [*(result.outputs.get("warnings") or []), *(result.outputs.get("inference_warnings") or [])]
@@ -103,7 +106,7 @@ def _outputs_table(outputs: dict[str, Any]) -> Table:
     table.add_column("output")
     table.add_column("value", overflow="fold")
     for key in sorted(outputs):
-        if key in ("warnings", "cost"):
+        if key in ("warnings", "cost", "job_cost"):
             continue
         table.add_row(key, escape(_output_text(outputs[key])))
     return table

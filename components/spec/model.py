@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .existing_network import ExistingNetwork
 from .inference import InferenceSpec, Workload, inference_defaults
+from .job import JobEstimate
 from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .monitoring import Monitoring
 from .node import NodeSoftware
@@ -148,3 +149,5 @@ class ClusterSpec(StrictModel):
     """With `workload: inference`: model repository, models, Triton version, autoscaling (README "Inference")."""
     _inference_defaults = model_validator(mode="before")(inference_defaults)
     monitoring: Monitoring = Field(default_factory=Monitoring)
+    job: JobEstimate | None = None
+    """An MLPerf workload the plan prices per job (cost and hours on this cluster) beside the hourly cost. Default: none."""

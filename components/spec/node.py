@@ -78,6 +78,19 @@ class ExporterOptions(StrictModel):
     """node_exporter on port 9100. Default: true."""
 
 
+class PerformanceOptions(StrictModel):
+    """The node measures its own speed at boot and compares it with what its type should deliver
+    (components/bench/data/expected.yaml: copy bandwidth, matrix-multiply rate, intra-node all-reduce)."""
+
+    enabled: bool = False
+    """Run the measurements the image supports (nvbandwidth or bandwidthTest or PyTorch; PyTorch or dcgmproftester;
+    nccl-tests) and mark the node unhealthy below a figure. A figure without a published source, or a tool missing
+    from the image, is reported as not compared. Default: false."""
+    tolerance: float | None = Field(None, gt=0, le=1)
+    """The fraction of each figure a node must reach, e.g. 0.9. Default: 1.0 for figures that are published
+    thresholds, 0.8 for figures that are published runs (see the README's "Proven fast" section)."""
+
+
 class HealthOptions(StrictModel):
     """The acceptance check that runs at boot before a node counts as ready."""
 
@@ -86,6 +99,7 @@ class HealthOptions(StrictModel):
     nccl_allreduce: bool = False
     """Also run a single-node NCCL all-reduce. nccl-tests' `all_reduce_perf` must be on the image's PATH (gpufleet
     does not install it; without it the node fails its check). Default: false."""
+    performance: PerformanceOptions = Field(default_factory=PerformanceOptions)
 
 
 class SpotOptions(StrictModel):

@@ -38,7 +38,7 @@ def test_the_tree_has_the_expected_script_kinds():
     names = {p.name for p in shell_scripts(FILES)}
     assert {"gpufleet-install", "gpufleet-boot", "gpufleet-run", "common.sh", "20-driver"} <= names
     assert {p.name for p in python_scripts(FILES)} == {"gpufleet-aws", "gpufleet-health", "gpufleet-health-endpoint",
-                                                          "gpufleet-watcher", "job-metrics"}
+                                                          "gpufleet-watcher", "job-metrics", "perf-check"}
 
 
 def run_shellcheck(tool: str, folder: Path, scripts: list[str]) -> tuple[int, str]:

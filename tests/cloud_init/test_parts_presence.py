@@ -65,6 +65,8 @@ PARTS = [
      lambda s: s.spec.cloud == "aws" and s.spec.image.kind != "driver-ready"),
     ("watcher and drain hook (every node)", ["/usr/local/sbin/gpufleet-watcher", UNITS + "gpufleet-watcher.service",
                                      "/etc/gpufleet/drain-hook", UNITS + "gpufleet-shutdown-drain.service"], _always),
+    ("speed measured against the type's figures (node.health.performance)", [LIB + "perf-check"],
+     lambda s: s.spec.node.health.performance.enabled),
     ("acceptance check and reporting", ["/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-report-health",
                                         UNITS + "gpufleet-health.service"], _always),
 ]
@@ -86,6 +88,8 @@ def shapes(rendered) -> dict:
     out = {name: (selection, written_files(text)) for name, (selection, text) in rendered.items()}
     minimal = aws_selection(node=MINIMAL_NODE)
     out["aws-p5-minimal"] = (minimal, written_files(user_data_for(minimal, "gpufleet-test")))
+    measured = aws_selection(node={"health": {"performance": {"enabled": True}}})
+    out["aws-p5-performance"] = (measured, written_files(user_data_for(measured, "gpufleet-test")))
     return out
 
 

@@ -14,7 +14,7 @@ import yaml
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models.dashboard import Dashboard, RowPanel
 
-from gpufleet.monitoring.dashboards import JOB_METRICS, NodePricing, dashboards
+from gpufleet.monitoring.dashboards import JOB_METRICS, PERF_METRICS, NodePricing, dashboards
 from gpufleet.monitoring.scrape import aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
 from gpufleet.monitoring.server import paths
 from gpufleet.monitoring.server.cloud_config import ServerSettings, server_user_data
@@ -37,7 +37,7 @@ NODE_EXPORTER = {"up", "node_cpu_seconds_total", "node_memory_MemAvailable_bytes
                  "node_network_transmit_bytes_total", "node_infiniband_port_data_received_bytes_total",
                  "node_infiniband_port_data_transmitted_bytes_total", "gpufleet_node_healthy"}
 PROMQL_WORDS = {"sum", "by", "count", "rate", "clamp_max", "clamp_min", "increase", "avg", "avg_over_time", "or", "vector", "and", "node",
-                "job", "mode", "device", "label_values", "gpu", "max", "hpc_job"}
+                "job", "mode", "device", "label_values", "gpu", "max", "hpc_job", "on", "metric"}
 
 
 def user_data(cloud: str, alerts: dict | None = None) -> dict:
@@ -135,20 +135,29 @@ def _panels(board: Dashboard) -> list:
 @pytest.fixture(scope="module")
 def loaded_boards() -> dict[str, Dashboard]:
     register_default_plugins()
-    return {name: Dashboard.from_json(json.loads(text)) for name, text in dashboards(NodePricing(98.32, 120.5, 2), 8).items()}
+    return {name: Dashboard.from_json(json.loads(text)) for name, text in dashboards(NodePricing(98.32, 120.5, 2), 8, performance=True).items()}
 
 
 def test_dashboards_load_back_through_the_sdk_model(loaded_boards):
     overview = {panel.title for panel in _panels(loaded_boards["gpufleet-overview.json"])}
     for title in ("GPU utilisation", "GPU memory used", "Power", "Temperature", "Last XID per GPU", "ECC errors (1h)",
                   "Row remapping", "NVLink throughput", "RDMA fabric (EFA / InfiniBand) throughput", "NIC throughput",
-                  "Cluster cost (USD/h, nodes up)", "Idle GPU spend (USD/h)", "GPUs reporting"):
+                  "Cluster cost (USD/h, nodes up)", "Idle GPU spend (USD/h)", "GPUs reporting",
+                  "Nodes below a figure", "Achieved / expected per node"):
         assert title in overview
+
+
+def test_the_speed_row_is_there_only_for_clusters_that_measure(loaded_boards):
+    """A cluster without node.health.performance gets the overview it had before, byte for byte."""
+    plain = dashboards(NodePricing(98.32, 120.5, 2), 8)["gpufleet-overview.json"]
+    assert "gpufleet_perf_" not in plain
+    assert "gpufleet_perf_achieved" in dashboards(NodePricing(98.32, 120.5, 2), 8, performance=True)[
+        "gpufleet-overview.json"]
 
 
 def test_every_dashboard_metric_is_exported_by_the_nodes(loaded_boards):
     exported = {line.split(",")[0].strip() for line in COUNTERS.read_text().splitlines()
-                if line.strip() and not line.startswith("#")} | NODE_EXPORTER | set(JOB_METRICS)
+                if line.strip() and not line.startswith("#")} | NODE_EXPORTER | set(JOB_METRICS) | set(PERF_METRICS)
     for name, board in loaded_boards.items():
         for panel in _panels(board):
             assert panel.targets, f"{name}: panel {panel.title!r} has no query"
@@ -160,7 +169,7 @@ def test_every_dashboard_metric_is_exported_by_the_nodes(loaded_boards):
 
 def test_every_variable_query_names_an_exported_metric(loaded_boards):
     exported = {line.split(",")[0].strip() for line in COUNTERS.read_text().splitlines()
-                if line.strip() and not line.startswith("#")} | NODE_EXPORTER | set(JOB_METRICS)
+                if line.strip() and not line.startswith("#")} | NODE_EXPORTER | set(JOB_METRICS) | set(PERF_METRICS)
     for name, board in loaded_boards.items():
         for variable in board.templating.list_val:
             if variable.type_val == "query":
