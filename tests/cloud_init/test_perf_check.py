@@ -124,13 +124,24 @@ def test_no_figure_or_no_tool_is_not_compared():
     assert not missing["compared"] and missing["ok"] and missing["detail"].startswith("not compared: nvbandwidth")
 
 
-def test_the_recorded_h200_run_passed_against_the_shipped_figures():
-    """The device run (tests/fixtures/node/perf/perf-check-h200.json) used the H200 figures this repository ships."""
-    recorded = json.loads(text("perf-check-h200.json"))["results"]
+@pytest.mark.parametrize("fixture", ["perf-check-h200.json", "perf-check-h200-healthy.json"])
+def test_the_recorded_h200_runs_passed_against_the_shipped_figures(fixture):
+    """The device runs (tests/fixtures/node/perf/) used the H200 figures this repository ships."""
+    recorded = json.loads(text(fixture))["results"]
     expect = perf.parse_expect(H200)
     for result in recorded:
         if result["compared"]:
             assert result["ok"] and result["expected"] == expect[result["metric"]][0], result
+
+
+def test_the_recorded_contended_h200_failed_its_matmul_figure():
+    """On the same H200 with a second process busy on matrix products, the check refused the node."""
+    results = {r["metric"]: r for r in json.loads(text("perf-check-h200-contended.json"))["results"]}
+    assert results["matmul_tflops"]["compared"] and not results["matmul_tflops"]["ok"]
+    assert results["matmul_tflops"]["achieved"] < 635.6 <= perf.parse_expect(H200)["matmul_tflops"][0] * 0.8 + 0.01
+    again = perf.compare("matmul_tflops", figure(H200, "matmul_tflops"), results["matmul_tflops"]["per_gpu"], "pytorch")
+    assert not again["ok"] and "below 635.6 TFLOP/s" in again["detail"]
+    assert results["h2d_gbps"]["ok"] and results["d2h_gbps"]["ok"]
 
 
 # --- the whole script with fake tools on PATH ------------------------------------------------------------------------
