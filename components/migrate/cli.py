@@ -11,6 +11,7 @@ from .manifest import ROOT
 
 CLOUDS = ("aws", "azure", "gcp")
 DIFFERENCE = 1
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 def add_commands(commands) -> None:
@@ -41,6 +42,8 @@ def add_commands(commands) -> None:
     sync.add_argument("--data", type=Path, action="append", default=[], metavar="DIR",
                       help="data folder to copy (repeatable; default: the manifest's data folders)")
     sync.add_argument("--bwlimit", type=int, metavar="KBPS", help="rsync bandwidth limit in KiB/s")
+    sync.add_argument("--retries", type=int, default=3, metavar="N",
+                      help="tries again when ssh cannot connect (the SSM agent restarts after boot); default 3")
     sync.set_defaults(handler=run_sync)
 
     verify = steps.add_parser("verify", help="check data, packages and your tests on the node; exit 1 on a difference")
@@ -128,8 +131,13 @@ def run_sync(args: argparse.Namespace) -> int:
         raise SpecError([Problem("--data", MISSING, "nothing to copy: the manifest lists no data folders or sources; "
                                  "name a folder with --data")], root=ROOT)
     nodes = _nodes(args, stack)
-    return DIFFERENCE if sync(stack.manifest, nodes, data, stack.destination(args.to), stack.shared_mount is not None,
-                              args.bwlimit) else 0
+    try:
+        failed = sync(stack.manifest, nodes, data, stack.destination(args.to), stack.shared_mount is not None,
+                      args.bwlimit, max(args.retries, 0))
+    except KeyboardInterrupt:
+        print("sync: interrupted; rsync kept the partial files: run the same command again to resume", flush=True)
+        return INTERRUPTED
+    return DIFFERENCE if failed else 0
 
 
 def run_verify(args: argparse.Namespace) -> int:

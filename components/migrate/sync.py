@@ -11,12 +11,18 @@ from __future__ import annotations
 import shlex
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from .data import GITIGNORE_FILTER
 from .manifest import Manifest, write_manifest
 from .remote import Nodes, alias
 
+# ssh could not connect (rsync's 255): the SSM agent restarts for a while after boot and drops sessions
+# (skypilot PR #9509 retries the same way), so the copy is tried again after a pause, resuming what was sent.
+SSH_FAILED = 255
+RETRIES = 3
+RETRY_PAUSE_S = 5
 META_DIR = ".gpufleet-migrate"  # beside the data on the node: manifest.json, requirements.txt, SHA256SUMS
 RSYNC_FLAGS = ["-a", "--partial", "--append-verify", "--info=progress2", "--human-readable", GITIGNORE_FILTER]
 
@@ -34,7 +40,7 @@ def rsync_command(nodes: Nodes, host: str, sources: list[Path], dest: str, bwlim
 
 
 def sync(manifest: Manifest, nodes: Nodes, data: list[Path], dest: str, shared: bool,
-         bwlimit: int | None = None) -> int:
+         bwlimit: int | None = None, retries: int = RETRIES) -> int:
     """Copies data, sources and the manifest; returns rsync's exit status (0 when every copy succeeded)."""
     sources = [Path(p.path) for p in manifest.sources]
     with tempfile.TemporaryDirectory() as scratch:
@@ -49,9 +55,20 @@ def sync(manifest: Manifest, nodes: Nodes, data: list[Path], dest: str, shared: 
             for folders, where in steps:
                 if not folders:
                     continue
-                done = subprocess.run(rsync_command(nodes, host, folders, where, bwlimit))
+                done = _rsync_with_retries(rsync_command(nodes, host, folders, where, bwlimit), host, retries)
                 if done.returncode != 0:
                     print(f"sync: rsync to {host} exited {done.returncode}; run the same command again to resume",
                           flush=True)
                     return done.returncode
     return 0
+
+
+def _rsync_with_retries(command: list[str], host: str, retries: int) -> subprocess.CompletedProcess:
+    for attempt in range(retries + 1):
+        done = subprocess.run(command)
+        if done.returncode != SSH_FAILED or attempt == retries:
+            return done
+        pause = RETRY_PAUSE_S * (attempt + 1)
+        print(f"sync: ssh to {host} failed; retrying in {pause} s ({attempt + 1} of {retries})", flush=True)
+        time.sleep(pause)
+    return done

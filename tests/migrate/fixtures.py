@@ -184,7 +184,8 @@ def start_sshd(folder: Path) -> Sshd:
                       "PermitRootLogin prohibit-password\nAcceptEnv LANG\n")
     if os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation directory, when root
-    process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stderr=open(folder / "sshd.log", "w"))
+    with open(folder / "sshd.log", "w") as log:  # the child keeps its own descriptor
+        process = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stderr=log)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if process.poll() is not None:

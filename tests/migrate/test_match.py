@@ -4,6 +4,7 @@ manifests built in memory, latency from an injected prober that never opens a so
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -19,21 +20,25 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHUv74cYDTgL8oFvt99knGycEkJnUue0ZgF2W
 
 
 class FakeProber:
-    """Connect times by region; records every host it was asked for."""
+    """Connect times by region, one sample after another; records every host it was asked for (thread-safe: regions
+    are measured at once)."""
 
     def __init__(self, times_ms: dict[str, list[float | None]], default: float | None = 90.0):
         self.times_ms, self.default, self.asked = times_ms, default, []
+        self.lock = threading.Lock()
 
     def __call__(self, host: str, port: int, timeout: float) -> float | None:
-        self.asked.append((host, port))
         region = next((r for r in self.times_ms if host in {p.format(region=r) for p in ENDPOINTS.values()}), None)
         samples = self.times_ms.get(region, [self.default])
-        value = samples[sum(1 for h, _ in self.asked if h == host) % len(samples) - 1]
+        with self.lock:
+            self.asked.append((host, port))
+            value = samples[(sum(1 for h, _ in self.asked if h == host) - 1) % len(samples)]
         return None if value is None else value / 1000
 
 
 def test_same_gpu_nearest_region_by_median_connect_time():
-    prober = FakeProber({"us-central1": [30, 31, 29, 300, 30], "europe-west4": [1, 200, 200, 200, 200]})
+    prober = FakeProber({"us-central1": [30, 31, 29, 300, 30], "europe-west4": [1, 200, 200, 200, 200],
+                         "us-east1": [None, 20, 20, 20, 20]})  # its first connect fails: unreachable
     result = match(manifest("a100-40gb"), "gcp", prober=prober, ssh_public_key=KEY)
     assert (result.gpu.model, result.gpus_per_node, result.instance_type) == ("A100", 1, "a2-highgpu-1g")
     assert result.region == "us-central1"  # europe-west4's one fast sample does not beat a lower median
@@ -43,8 +48,11 @@ def test_same_gpu_nearest_region_by_median_connect_time():
 
 
 def test_offline_says_so_and_needs_a_named_region():
+    offline = FakeProber({}, default=None)
     with pytest.raises(SpecError, match="offline: none of the .* answered a TCP connect; name one with --region"):
-        match(manifest("a100-40gb"), "gcp", prober=FakeProber({}, default=None))
+        match(manifest("a100-40gb"), "gcp", prober=offline)
+    hosts = [host for host, _ in offline.asked]
+    assert len(hosts) == len(set(hosts))  # an unreachable region is tried once, not five times
     named = match(manifest("a100-40gb"), "gcp", region="us-central1", prober=FakeProber({}, default=None))
     assert named.region == "us-central1" and any("named with --region" in note for note in named.notes)
 

@@ -118,13 +118,15 @@ def test_an_interrupted_copy_resumes(workload, sshd, tmp_path):
     far = dest / "dataset" / "shards" / "big.bin"
     slow = subprocess.Popen([sys.executable, "-m", "gpufleet.plan.cli", "migrate", "sync",
                              *sync_args(workload, sshd, dest, "i-0bbbbbbbbbbbbbbb2"), "--bwlimit", "512"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _partial_bytes(far.parent):
         time.sleep(0.2)
     time.sleep(1)
     os.killpg(slow.pid, signal.SIGINT)  # what Ctrl-C does to the whole command
-    slow.wait(timeout=30)
+    out, err = slow.communicate(timeout=30)
+    assert slow.returncode == 130 and "interrupted; rsync kept the partial files" in out
+    assert "Traceback" not in err
     kept = far.stat().st_size if far.exists() else 0
     assert 0 < kept < BIG_FILE_BYTES, "rsync --partial should keep the part it copied"
     resumed = cli("sync", *sync_args(workload, sshd, dest, "i-0bbbbbbbbbbbbbbb2"))
@@ -172,13 +174,17 @@ def test_shared_filesystem_gets_one_copy_and_nodes_each_get_theirs(workload, ssh
 
 
 def test_no_route_but_the_tunnel(workload, sshd, tmp_path, capsys):
-    """Without the ProxyCommand the node's name leads nowhere: the copy fails, exit 1, with rsync's own message."""
+    """Without a working tunnel the node's name leads nowhere: ssh fails, the copy is tried again (the SSM agent
+    drops sessions after boot), then exit 1 with rsync's own message."""
     args = sync_args(workload, sshd, tmp_path / "direct", "i-0ddddddddddddddd4")
     proxy = args.index("--proxy-command")
-    args[proxy + 1] = "false"
-    done = cli("sync", *args)
+    attempts = tmp_path / "attempts"
+    args[proxy + 1] = f"sh -c 'echo %h >> {attempts}; exit 1'"
+    done = cli("sync", *args, "--retries", "1")
     assert done.returncode == 1
+    assert "sync: ssh to i-0ddddddddddddddd4 failed; retrying in 5 s (1 of 1)" in done.stdout
     assert "run the same command again to resume" in done.stdout
+    assert attempts.read_text().split() == ["i-0ddddddddddddddd4"] * 2
     assert not (tmp_path / "direct").exists()
 
 
