@@ -1,4 +1,4 @@
-"""`gpufleet`: the offline plan, plus the catalog and selection commands.
+"""`gpufleet`: the offline plan, plus the catalog, selection, review and `migrate` commands.
 
     gpufleet plan STACK [--set PATH=VALUE ...] [--json] [--out DIR]
 

@@ -3,9 +3,12 @@
 port P. Appends the target resource id to FAKE_BASTION_LOG. Runs until killed, as the real tunnel does."""
 
 import os
+import signal
 import socket
 import sys
 import threading
+
+signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it quietly, as it ends the real tunnel
 
 args = sys.argv[1:]
 if args[:3] != ["network", "bastion", "tunnel"]:

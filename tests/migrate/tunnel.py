@@ -4,9 +4,12 @@
 same with a private path instead of loopback."""
 
 import os
+import signal
 import socket
 import sys
 import threading
+
+signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it quietly, as it ends the real tunnel
 
 port, log, host = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 with open(log, "a") as handle:
