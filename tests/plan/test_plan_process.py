@@ -42,9 +42,9 @@ def gpufleet(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_gpufleet_command_flushes_its_output_and_exits_with_the_commands_code():
-    planned = gpufleet("plan", "aws-dev", "--json")
-    assert planned.returncode == 0, planned.stderr[-2000:]
-    assert json.loads(planned.stdout)["outputs"]["cloud"] == "aws"  # the whole document, not a cut buffer
+    selected = gpufleet("select", "--gpu", "H100", "--gpus-per-node", "8", "--nodes", "2", "--json")
+    assert selected.returncode == 0, selected.stderr[-2000:]
+    assert json.loads(selected.stdout)["offers"]  # the whole document, not a cut buffer
     refused = gpufleet("plan", "no-such-stack")
     assert refused.returncode == 2
     assert refused.stderr.startswith("error: ") and "Traceback" not in refused.stderr
