@@ -7,11 +7,11 @@ library's version and the digest of the gpufleet module that holds the transform
 of that code misses the cache instead of returning stale bytes. Output is byte-identical with and without the cache
 (tests/cloud_init/test_content_cache.py).
 
-Where: `$GPUFLEET_CACHE_DIR`, else `$XDG_CACHE_HOME/gpufleet`, else `~/.cache/gpufleet`; the installed package may be
-read-only, so nothing is written beside it. `GPUFLEET_CACHE_DIR=off` turns the cache off. Each entry carries the
-sha256 of its bytes and is written to a temporary file then renamed, so a torn or damaged entry is recomputed, never
-used; a folder that cannot be written is skipped (the result is computed, as without a cache). Deleting the folder is
-always safe.
+Where: `$GPUFLEET_CACHE_DIR`, else `$XDG_CACHE_HOME/gpufleet`, else `~/.cache/gpufleet` (no cache without a home
+folder); the installed package may be read-only, so nothing is written beside it. `GPUFLEET_CACHE_DIR=off` turns the
+cache off. Each entry carries the sha256 of its bytes and is written to a temporary file then renamed, so a torn or
+damaged entry is recomputed, never used; a folder that cannot be written is skipped (the result is computed, as
+without a cache). Deleting the folder is always safe.
 """
 
 from __future__ import annotations
@@ -36,7 +36,12 @@ def cache_dir() -> Path | None:
     chosen = os.environ.get(CACHE_DIR_ENV)
     if chosen is not None:
         return None if chosen.strip().lower() in ("", OFF) else Path(chosen) / LAYOUT_VERSION
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):  # no HOME and no passwd entry (some CI and container users): no cache
+            return None
     return Path(base) / "gpufleet" / LAYOUT_VERSION
 
 

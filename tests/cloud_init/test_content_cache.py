@@ -92,6 +92,18 @@ def test_the_default_folder_is_the_users_cache_folder(monkeypatch, tmp_path):
     assert content_cache.cache_dir() == tmp_path / "gpufleet" / content_cache.LAYOUT_VERSION
 
 
+def test_no_home_folder_means_no_cache(monkeypatch):
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert content_cache.cache_dir() is None
+    assert cached_bytes("kind", "salt", b"input", Counting(b"result")) == b"result"
+
+
 def test_no_salt_means_no_cache(cache):
     compute = Counting(b"result")
     cached_bytes("kind", None, b"input", compute)
