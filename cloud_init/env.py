@@ -7,15 +7,14 @@ may, is written to its own script instead).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from .config import DCGM_EXPORTER_IMAGE, BootConfig
+from .env_file import ENV_NAME, quote_env_value, render_env_file  # noqa: F401  (their home before env_file.py)
 from .storage import storage_env_items
 
 NCCL_DIR = Path(__file__).parent / "nccl"
-ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 NODE_ENV_PATH = "/etc/gpufleet/node.env"
 JOB_ENV_PATH = "/etc/gpufleet/job.env"
 MPS_PIPE_DIRECTORY = "/run/nvidia-mps"
@@ -35,15 +34,6 @@ NCCL_LIBRARY_PATHS = {"roce": "/usr/local/gib/lib64"}
 
 def _flag(value: bool) -> str:
     return "1" if value else "0"
-
-
-def quote_env_value(name: str, value: str) -> str:
-    """One `NAME='value'` line; raises ValueError on what neither sh nor systemd would read back unchanged."""
-    if not ENV_NAME.match(name):
-        raise ValueError(f"environment name {name!r} must match {ENV_NAME.pattern}")
-    if "'" in value or "\n" in value or "\\" in value:
-        raise ValueError(f"value of {name} may not contain a single quote, backslash or newline: {value!r}")
-    return f"{name}='{value}'"
 
 
 def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, str]]:
@@ -90,12 +80,6 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         *storage_env_items(config.shared_storage, config.local_nvme),
         *((("GPUFLEET_PERF_EXPECT", config.health_performance),) if config.health_performance is not None else ()),
     ]
-
-
-def render_env_file(items: Iterable[tuple[str, str]], header: str) -> str:
-    lines = [f"# {line}".rstrip() for line in header.splitlines()]
-    lines += [quote_env_value(name, value) for name, value in items]
-    return "\n".join(lines) + "\n"
 
 
 def read_conf(path: Path) -> list[tuple[str, str]]:

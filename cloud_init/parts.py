@@ -8,16 +8,19 @@ shellcheck directives, stay, and a line naming the source file replaces the rest
 
 from __future__ import annotations
 
-import io
-import tokenize
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from .config import BootConfig
+from .shipped import (
+    SYSTEMD_DIR,
+    Part,
+    python_without_docstrings,  # noqa: F401  (its home before shipped.py; tests import it here)
+    shipped,
+)
+from .triton import triton_parts, triton_units
 
 FILES_DIR = Path(__file__).parent / "files"
-SYSTEMD_DIR = "etc/systemd/system/"
 LIB = "usr/local/lib/gpufleet/"
 
 BASE = (
@@ -68,15 +71,6 @@ AWS_API = ("usr/local/sbin/gpufleet-aws",)
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
-@dataclass(frozen=True)
-class Part:
-    """One file for write_files: where it goes on the node, its mode and content."""
-
-    path: str
-    permissions: str
-    content: str
-
-
 def selected_paths(config: BootConfig) -> list[str]:
     """Relative paths under files/ for `config`, sorted."""
     paths = list(BASE)
@@ -112,7 +106,6 @@ def _publishes(config: BootConfig) -> bool:
 
 
 def static_parts(config: BootConfig) -> list[Part]:
-    from .triton import triton_parts
     inference = triton_parts(config.triton, config.cloud) if config.triton else []
     return [_part(relative, config) for relative in selected_paths(config)] + inference
 
@@ -120,60 +113,10 @@ def static_parts(config: BootConfig) -> list[Part]:
 def units_to_enable(config: BootConfig) -> list[str]:
     """Unit names written for `config` that are enabled at install (drop-ins and slices are not, nor a service that
     its timer starts)."""
-    from .triton import triton_units
     names = [p[len(SYSTEMD_DIR):] for p in selected_paths(config) if p.startswith(SYSTEMD_DIR)]
     names += triton_units(config.triton) if config.triton else []
     timed = {n.removesuffix(".timer") + ".service" for n in names if n.endswith(".timer")}
     return [n for n in names if "/" not in n and n.endswith((".service", ".target", ".timer")) and n not in timed]
-
-
-KEPT_COMMENTS = ("#!", "# shellcheck")
-PYTHON_SHEBANG = "#!/usr/bin/env python3"
-_STATEMENT_START = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
-
-
-def python_without_docstrings(source: str) -> str:
-    """`source` without the lines of docstrings (string statements on lines of their own, unless one is a block's
-    only statement), without trailing comments and without blank lines outside strings. Whole lines only, found by the tokenizer, so the result
-    runs the same and is the same text on every Python version; it keeps AWS's 16 KB of user data for real work."""
-    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    drop: set[int] = set()
-    inside_strings: set[int] = set()
-    significant = [tok for tok in tokens if tok.type not in (tokenize.COMMENT, tokenize.NL)]
-    for index, tok in enumerate(significant):
-        if tok.start[0] != tok.end[0]:
-            inside_strings.update(range(tok.start[0] + 1, tok.end[0] + 1))
-        previous = significant[index - 1].type if index else tokenize.NEWLINE
-        if tok.type != tokenize.STRING or previous not in _STATEMENT_START:
-            continue
-        after = significant[index + 1:index + 3]
-        ends_statement = bool(after) and after[0].type == tokenize.NEWLINE
-        only_statement = (previous == tokenize.INDENT and len(after) > 1
-                          and after[1].type == tokenize.DEDENT)
-        if ends_statement and not only_statement and after[0].start[0] == tok.end[0]:
-            drop.update(range(tok.start[0], tok.end[0] + 1))
-    lines = source.splitlines()
-    for tok in tokens:  # trailing comments: cut the line where the tokenizer says the comment starts
-        row, col = tok.start
-        if tok.type == tokenize.COMMENT and row > 1 and lines[row - 1][:col].strip():
-            lines[row - 1] = lines[row - 1][:col].rstrip()
-    kept = [line for number, line in enumerate(lines, 1)
-            if number not in drop and (line.strip() or number in inside_strings)]
-    return "\n".join(kept) + "\n"
-
-
-def shipped(content: str, relative: str) -> str:
-    """`content` without full-line comments, with a pointer to its source after the first line; Python scripts
-    also without docstrings and blank lines."""
-    if content.startswith(PYTHON_SHEBANG):
-        content = python_without_docstrings(content)
-    lines = content.splitlines()
-    marker = "//" if relative.startswith("etc/apt/") else "#"
-    prefixes = ("#", ";") if relative.startswith(SYSTEMD_DIR) else (marker,)
-    head = lines[:1] if lines and lines[0].startswith(("#!", "# shellcheck shell=")) else []
-    body = [line for line in lines[len(head):]
-            if not line.lstrip().startswith(prefixes) or line.lstrip().startswith(KEPT_COMMENTS)]
-    return "\n".join(head + [f"{marker} gpufleet: cloud_init/files/{relative} (comments are in the source)"] + body) + "\n"
 
 
 SECTION_MARKERS = ("# cloud: ", "# only: ")

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .env_file import render_env_file
+from .shipped import Part, shipped
+
 INFERENCE_DIR = Path(__file__).parent / "inference"
 TRITON_ENV_PATH = "/etc/gpufleet/triton.env"
 CONFIG_DIR = "/etc/gpufleet/triton/config"
@@ -145,11 +148,8 @@ def triton_units(config: TritonConfig) -> list[str]:
     return [UNIT] + ([METRICS_UNIT] if config.scale_metric else [])
 
 
-def triton_parts(config: TritonConfig, cloud: str) -> list:
+def triton_parts(config: TritonConfig, cloud: str) -> list[Part]:
     """Every file the inference node gets on top of the training node's."""
-    from .env import render_env_file
-    from .parts import Part, shipped
-
     header = "Triton Inference Server parameters, written by cloud-init; read by gpufleet-triton.service."
     parts = [Part(TRITON_ENV_PATH, "0644", render_env_file(triton_env_items(config, cloud), header))]
     parts += [Part(f"{CONFIG_DIR}/{model.name}/config.pbtxt", "0644", config_pbtxt(model)) for model in config.models]

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
+
+from .content_cache import cached_text, module_salt
 
 Dump = Callable[[Any], str]
 
@@ -34,4 +37,16 @@ def _part(dump: Dump, mapping: dict) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def _dumped(dump: Dump, value_json: str) -> str:
-    return dump(json.loads(value_json))
+    """Once per process, and on disk across processes (`content_cache`): the entries are mostly shipped files."""
+    return cached_text("yaml-entry", _dump_salt(dump), value_json, lambda: dump(json.loads(value_json)))
+
+
+def _dump_salt(dump: Dump) -> str | None:
+    """What `dump`'s output depends on besides its input: PyYAML's version and the source of the module that
+    defines `dump` (its Dumper, representers and options live there)."""
+    module = getattr(dump, "__module__", None)
+    yaml = sys.modules.get("yaml")
+    salt = module_salt(module) if module else None
+    if salt is None or yaml is None:
+        return None
+    return f"PyYAML {yaml.__version__} {dump.__qualname__} {salt}"

@@ -55,8 +55,10 @@ def nccl_topo_file(selection: Selection) -> str | None:
 
 def aws_lifecycle_hook(spec) -> str:
     """The termination hook the node's watcher completes once drained (every AWS group declares it; aws/fleet.py)."""
+    if spec.cloud != "aws":
+        return ""  # before the import: an Azure or GCP plan must not load gpufleet.aws and the AWS provider SDK
     from .aws.capacity import DRAIN_HOOK_NAME  # here, not at the top: gpufleet.aws imports this module
-    return DRAIN_HOOK_NAME if spec.cloud == "aws" else ""
+    return DRAIN_HOOK_NAME
 
 
 def performance_expectation(selection: Selection) -> str | None:

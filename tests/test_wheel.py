@@ -61,6 +61,7 @@ def source_files() -> set[str]:
     return {n for n in names if "__pycache__" not in n and Path(n).name not in NOT_SHIPPED}
 
 
+@pytest.mark.slow  # builds a wheel and a venv (about 12 s of CPU): off the default run, `.ci/run` runs it
 @pytest.mark.runs_first
 def test_the_wheel_plans_a_users_project_and_runs_the_example_outside_the_checkout(tmp_path):
     python, package = build_and_install(tmp_path)

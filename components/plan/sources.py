@@ -22,14 +22,20 @@ from .project import find_project
 
 CODE_PATHS = ("components", "cloud_init", "__main__.py", "Pulumi.yaml")
 PLAN_TIMEOUT_S = 600
+# The child runs the ref's own `plan.cli` (which may predate gpufleet.plan.entry) with the `gpufleet` command's
+# process settings: no cyclic garbage collection, no interpreter teardown (see gpufleet.plan.entry for the numbers).
 WORKER = r"""
-import sys
+import gc, os, sys
+gc.disable()
 root = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 sys.path.insert(1, root)
 import importlib
 cli = importlib.import_module(sys.argv[4] + ".plan.cli")
-sys.exit(cli.main(["plan", sys.argv[3], "--json"]))
+code = cli.main(["plan", sys.argv[3], "--json"])
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(code)
 """
 
 

@@ -6,8 +6,12 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import sys
+import textwrap
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,32 @@ def reference_rows(model: type[BaseModel] = ClusterSpec, prefix: str = "") -> It
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             yield from reference_rows(annotation, f"{path}.")
             continue
-        yield path, _default(field), (field.description or "").replace("|", "\\|").replace("\n", " ")
+        text = field.description or field_docstring(model, name)
+        yield path, _default(field), text.replace("|", "\\|").replace("\n", " ")
+
+
+def field_docstring(model: type[BaseModel], name: str) -> str:
+    """The docstring under field `name` in `model`'s source, or in the nearest base class that declares it: what
+    pydantic's `use_attribute_docstrings` would have made the field's description (read here, not on every import;
+    see gpufleet.spec.strict)."""
+    for cls in model.__mro__:
+        if isinstance(cls, type) and issubclass(cls, BaseModel) and name in cls.__dict__.get("__annotations__", {}):
+            return _docstrings(cls).get(name, "")
+    return ""
+
+
+@cache
+def _docstrings(cls: type) -> dict[str, str]:
+    """{field: docstring} for the string literals right below a class's annotated fields."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    assert isinstance(body, ast.ClassDef), cls
+    found = {}
+    for field, below in zip(body.body, body.body[1:], strict=False):
+        if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                and isinstance(below, ast.Expr) and isinstance(below.value, ast.Constant)
+                and isinstance(below.value.value, str)):
+            found[field.target.id] = inspect.cleandoc(below.value.value)
+    return found
 
 
 def reference_table() -> str:

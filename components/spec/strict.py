@@ -11,7 +11,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 class StrictModel(BaseModel):
     """Rejects typos in stack files (`extra="forbid"`), non-finite numbers, and freezes the parsed spec."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, use_attribute_docstrings=True,
+    # Field docstrings are the spec reference's text (gpufleet.spec.reference reads them when it is generated);
+    # `use_attribute_docstrings` would re-read and parse every model's source on each import, a tenth of a plan.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, use_attribute_docstrings=False,
                               allow_inf_nan=False)
 
 

@@ -27,6 +27,7 @@ def hook_that_waits(tmp_path, release_file, child_pid_file=None):
     return hook
 
 
+@pytest.mark.slow  # waits on real time (a service trickling for seconds): off the default run
 @pytest.mark.runs_first
 @pytest.mark.parametrize("cloud, trickled", [
     ("aws", "/latest/meta-data/events/recommendations/rebalance"),
@@ -95,6 +96,7 @@ def test_a_watcher_restarted_mid_drain_runs_the_hook_again(watcher_script, tmp_p
             assert watcher.runs() == ["interruption", "interruption"]
 
 
+@pytest.mark.slow  # waits on real time: off the default run
 def test_a_hook_past_its_timeout_is_killed_with_its_children(watcher_script, tmp_path):
     child_pid = tmp_path / "child.pid"
     hook = hook_that_waits(tmp_path, tmp_path / "never", child_pid)

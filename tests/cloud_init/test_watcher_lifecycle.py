@@ -86,6 +86,7 @@ def test_drain_on_rebalance_drains_at_the_recommendation_and_the_hook_only_compl
         assert watcher.runs() == ["rebalance"]
 
 
+@pytest.mark.slow  # waits on real time: off the default run
 def test_a_hanging_drain_is_killed_at_its_timeout_and_the_action_completed_anyway(watcher_script, aws_api, tmp_path):
     hook = hook_that_waits(tmp_path, tmp_path / "never")
     with MetadataServer("aws") as server, aws_watcher(watcher_script, tmp_path, server, aws_api,
@@ -98,6 +99,7 @@ def test_a_hanging_drain_is_killed_at_its_timeout_and_the_action_completed_anywa
         assert json.loads((tmp_path / "run" / "drained.json").read_text())["kind"] == "termination"
 
 
+@pytest.mark.slow  # waits on real time: off the default run
 def test_a_failed_completion_is_retried_and_logged(watcher_script, aws_api, tmp_path):
     with MetadataServer("aws", asg_failures=2) as server, \
             aws_watcher(watcher_script, tmp_path, server, aws_api) as watcher:
@@ -108,6 +110,7 @@ def test_a_failed_completion_is_retried_and_logged(watcher_script, aws_api, tmp_
         assert watcher.runs() == ["termination"]
 
 
+@pytest.mark.slow  # waits on real time: off the default run
 def test_completion_gives_up_after_a_bounded_number_of_attempts(watcher_script, aws_api, tmp_path):
     """The hook's default result CONTINUE ends the wait at its timeout; the watcher neither loops nor exits."""
     with MetadataServer("aws", asg_failures=1000) as server, \
@@ -119,6 +122,7 @@ def test_completion_gives_up_after_a_bounded_number_of_attempts(watcher_script, 
         assert watcher.process.poll() is None
 
 
+@pytest.mark.slow  # waits on real time: off the default run
 def test_a_completion_call_that_hangs_is_cut_off_while_polling_goes_on(watcher_script, aws_api, tmp_path):
     with MetadataServer("aws", asg_hang_seconds=20) as server, \
             aws_watcher(watcher_script, tmp_path, server, aws_api, GPUFLEET_AWS_CALL_SECONDS="0.5") as watcher:
@@ -194,6 +198,7 @@ def test_shutdown_after_the_watcher_drained_does_not_drain_again(watcher_script,
     assert "already drained" in done.stdout and hook_runs(tmp_path) == ["interruption"]
 
 
+@pytest.mark.slow  # waits on real time: off the default run
 def test_a_hanging_drain_at_shutdown_is_killed_within_its_timeout(watcher_script, tmp_path):
     hook = hook_that_waits(tmp_path, tmp_path / "never")
     started = time.monotonic()
