@@ -139,11 +139,12 @@ def mixed_market_without_infiniband(selection: Selection, partition: InfinibandP
 
 
 def size_runs_gpufleet_node_software(selection: Selection) -> list[Problem]:
-    driver = selection.instance.extra.get("gpu_driver")
-    if driver is None:
+    """A size whose GPUs need another driver than NVIDIA's datacenter one (GRID, AMD's ROCm): the catalog says why."""
+    why = selection.instance.unsupported_driver
+    if why is None:
         return []
-    return [Problem("accelerator", selection.instance.name, f"this size needs NVIDIA's {driver.upper()} driver, which "
-                    "neither the HPC image nor gpufleet's node setup installs; pick an NC or ND size")]
+    return [Problem("accelerator", selection.instance.name, f"this size {why}, nor does the HPC image; pick an NC "
+                    "or ND size with NVIDIA's datacenter driver")]
 
 
 def plan_problems(selection: Selection) -> list[Problem]:

@@ -128,7 +128,10 @@ def run_catalog(args: argparse.Namespace, catalog: Catalog | None = None, today:
     except SpecError as err:
         return _bad_input(err)
     ranking = rank(req, catalog)
-    listed = list(ranking.offers) + [o for o in ranking.rejected if o.only_unpriced and req.max_usd_per_hour is None]
+    # Types the catalog has a row for are listed even where the market has no price or gpufleet refuses plans of them
+    # (AMD, arm64 GB200): users compare clouds and prices; each such row says which.
+    listed = list(ranking.offers) + [o for o in ranking.rejected if o.listed_in_catalog and (
+        not o.price_missing or req.max_usd_per_hour is None)]
     listed.sort(key=lambda o: (o.usd_per_hour is None, o.usd_per_hour or 0.0, o.candidate.instance.cloud,
                                o.candidate.instance.name, o.candidate.region, o.candidate.zone))
     rows = catalog_rows(listed if args.all_zones else best_per_region(listed), req, catalog)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .cost import HOURS_PER_MONTH, NodePrices, hourly_cost
+from .deployable import refusal, refusal_reason
 from .loader import Catalog
 from .models import InstanceType, Price
 from .zones import is_edge, location_rank, restricted_reason, zone_kind
@@ -90,6 +91,8 @@ class Offer:
     job_hours: float | None
     reasons: tuple[str, ...] = field(default=())
     price_missing: bool = False  # one of `reasons` is that the market has no price here
+    refused_plan: str = ""  # why a plan of this type is refused (deployable.refusal), "" when it runs
+    asked_for: bool = True  # the type has the GPU, count, cloud and region asked for
 
     @property
     def feasible(self) -> bool:
@@ -99,6 +102,15 @@ class Offer:
     def only_unpriced(self) -> bool:
         """Meets every requirement except that the catalog has no price for the market here."""
         return self.price_missing and len(self.reasons) == 1
+
+    @property
+    def listed_in_catalog(self) -> bool:
+        """Meets every requirement, except perhaps that gpufleet refuses plans of the type, that the type is sold
+        on demand only through a reservation, or that the market has no price here: `gpufleet catalog` lists it,
+        saying which (its four market columns show what is sold)."""
+        listed_anyway = {refusal_reason(self.refused_plan), not_sold_on_demand(self.candidate.instance)}
+        others = [reason for reason in self.reasons if reason not in listed_anyway]
+        return len(others) == int(self.price_missing)
 
     def as_dict(self, requirement: Requirement, catalog: Catalog) -> dict:
         c, i = self.candidate, self.candidate.instance
@@ -125,6 +137,7 @@ class Offer:
             "snapshot_date": source.snapshot_date.isoformat() if source and source.snapshot_date else None,
             "snapshot_not_before": source.not_before.isoformat() if source and source.not_before else None,
             "prices_from": source.date_label if source else "", "reasons": list(self.reasons),
+            "plan_refused": self.refused_plan or None,
             **({"mlperf": mlperf_row(requirement.workload, i.gpu)} if requirement.workload else {}),
         }
 
@@ -140,10 +153,11 @@ class Ranking:
 
     @property
     def rejected(self) -> tuple[Offer, ...]:
-        """Infeasible offers, nearest first: fewest reasons, then "only the price is missing", then cost."""
+        """Infeasible offers, nearest first: the GPU, count, cloud and region asked for, then fewest reasons, then
+        "only the price is missing", then cost."""
         if self._rejected is None:
             offers = [evaluate(self.requirement, c, self.catalog) for c in self._misses]
-            self._rejected = tuple(sorted(offers, key=lambda o: (len(o.reasons), not o.price_missing,
+            self._rejected = tuple(sorted(offers, key=lambda o: (not o.asked_for, len(o.reasons), not o.price_missing,
                                                                  _none_last(o.usd_per_hour), _name_key(o))))
         return self._rejected
 
@@ -170,15 +184,11 @@ def rank(requirement: Requirement, catalog: Catalog) -> Ranking:
     """Feasible offers sorted by job cost (when a job size is given) or $/hour, then by name."""
     offers, misses = [], []
     for candidate in candidates(catalog):
-        i = candidate.instance
-        if (requirement.gpus and i.gpu not in requirement.gpus) or (
-                requirement.gpus_per_node is not None and i.gpus != requirement.gpus_per_node) or (
-                requirement.clouds and i.cloud not in requirement.clouds) or (
-                requirement.regions and candidate.region not in requirement.regions):
+        if not asked_for(requirement, candidate):
             misses.append(candidate)  # the cheapest misses, decided before any pricing
             continue
         hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
-        if next(_reasons(requirement, candidate, hourly), None) is None:
+        if next(_reasons(requirement, candidate, hourly, _refusal(candidate, catalog)), None) is None:
             offers.append(evaluate(requirement, candidate, catalog))
         else:
             misses.append(candidate)
@@ -245,20 +255,34 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
         total = candidate.instance.gpus * requirement.nodes
         job_hours = gpu_hours / total
         job_usd = hourly * job_hours
-    reasons = tuple(_reasons(requirement, candidate, hourly))
+    refused = _refusal(candidate, catalog)
+    reasons = tuple(_reasons(requirement, candidate, hourly, refused))
     return Offer(candidate=candidate, usd_per_hour=hourly, relative_speed=speed, job_usd=job_usd,
-                 job_hours=job_hours, reasons=reasons, price_missing=hourly is None)
+                 job_hours=job_hours, reasons=reasons, price_missing=hourly is None, refused_plan=refused,
+                 asked_for=asked_for(requirement, candidate))
 
 
-def _reasons(req: Requirement, c: Candidate, hourly: float | None) -> Iterator[str]:
+def asked_for(req: Requirement, c: Candidate) -> bool:
+    """The candidate has the GPU, GPU count, cloud and region asked for (the filters, before any price)."""
+    i = c.instance
+    return not ((req.gpus and i.gpu not in req.gpus) or (req.gpus_per_node is not None and i.gpus != req.gpus_per_node)
+                or (req.clouds and i.cloud not in req.clouds) or (req.regions and c.region not in req.regions))
+
+
+def _refusal(candidate: Candidate, catalog: Catalog) -> str:
+    """Why a plan of the candidate's type is refused, said of the type ("carries AMD GPUs ..."), or ""."""
+    return refusal(candidate.instance, catalog.gpus.get(candidate.instance.gpu)) or ""
+
+
+def _reasons(req: Requirement, c: Candidate, hourly: float | None, refused: str) -> Iterator[str]:
     """Every requirement the candidate misses, cheapest checks first (`rank` stops at the first)."""
     i = c.instance
     if req.gpus and i.gpu not in req.gpus:
         yield f"carries {i.gpu}, not {' or '.join(req.gpus)}"
     if req.gpus_per_node is not None and i.gpus != req.gpus_per_node:
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
-    if i.unsupported_driver:
-        yield i.unsupported_driver
+    if refused:
+        yield refusal_reason(refused)
     if reservation_missing(i, req.market, req.on_demand_base, req.reservation):
         yield not_sold_on_demand(i)
     if req.clouds and i.cloud not in req.clouds:

@@ -110,7 +110,8 @@ def catalog_rows(offers: Iterable[Offer], req: Requirement, catalog: Catalog) ->
                        "region": d["region"], "zone": d["zone"], "zone_kind": d["zone_kind"]}
                     | d["node_usd_per_hour"] | {key: d[key] for key in ("price_source", "snapshot_date",
                                                           "snapshot_not_before", "prices_from")}
-                    | {"market_prices_from": _market_dates(offer, catalog)})
+                    | {"market_prices_from": _market_dates(offer, catalog), "plan_refused": d["plan_refused"],
+                       "on_demand_needs_reservation": i.on_demand_needs_reservation})
     return rows
 
 
@@ -135,7 +136,7 @@ def _prices_from_cell(row: dict) -> str:
 def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: list[str]) -> None:
     table = Table(title=f"{len(rows)} offer(s), USD per node-hour", title_justify="left")
     for name in ("cloud", "instance type", "GPUs", "GiB/GPU", "vCPU", "RAM GiB", "fabric", "NVSwitch", "region",
-                 "zone", "on-demand", "spot", "1y", "3y", "prices from"):
+                 "zone", "on-demand", "spot", "1y", "3y", "prices from", "plan"):
         table.add_column(name, justify="right" if name in ("GiB/GPU", "vCPU", "RAM GiB", "on-demand", "spot", "1y",
                                                             "3y") else "left")
     for r in rows:
@@ -143,10 +144,13 @@ def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: l
         cells = [r["cloud"], r["instance_type"], f"{r['gpus_per_node']}x {r['gpu']}", f"{r['gpu_memory_gib']:g}",
                  str(r["vcpus"]), f"{r['memory_gib']:g}", fabric, "yes" if r["nvswitch"] else "no", r["region"],
                  _zone(r), *(_money(r[k]) for k in ("on_demand", "spot", "reserved_1y", "reserved_3y")),
-                 _prices_from_cell(r)]
+                 _prices_from_cell(r), _plan_cell(r)]
         table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
     console.print("- = no public price in the catalog (missing, not zero)")
+    refused = {(r["cloud"], r["instance_type"]): r["plan_refused"] for r in rows if r["plan_refused"]}
+    for (cloud, name), why in sorted(refused.items()):
+        console.print(f"plan refused: {cloud} {name} {why}", markup=False, highlight=False)
     if flagged:
         console.print(f"{flagged} catalog row(s) flagged by the sanity checks and excluded; see `gpufleet catalog "
                       "--flagged`")
@@ -167,7 +171,17 @@ def print_flags(console: Console, flags: list[Flag]) -> None:
 def _print_miss(console: Console, offer: Offer) -> None:
     c = offer.candidate
     where = " ".join(p for p in (c.instance.cloud, c.instance.name, c.region, c.zone) if p)
+    if offer.usd_per_hour is not None:
+        where += f" (${offer.usd_per_hour:,.2f}/h)"
     console.print(f"  {where}: " + "; ".join(offer.reasons), markup=False, highlight=False)
+
+
+def _plan_cell(row: dict) -> str:
+    """Whether `gpufleet plan` takes the type: refused (the reason is printed below the table), on demand only in a
+    reservation, or ok."""
+    if row["plan_refused"]:
+        return "refused"
+    return "reservation" if row["on_demand_needs_reservation"] else "ok"
 
 
 def _zone(d: dict) -> str:

@@ -72,7 +72,12 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | 
     gpu = catalog.gpu(acc.gpu)
     if gpu is None:
         return None, [_unknown_gpu(spec, catalog)]
-    rows = [i for i in catalog.instances_of(spec.cloud, gpu.model) if not i.unsupported_driver]
+    offered = catalog.instances_of(spec.cloud, gpu.model)
+    rows = [i for i in offered if not i.unsupported_driver]
+    if offered and not rows:
+        names = _names([i.name for i in offered])
+        return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} on {spec.cloud} ({names}) "
+                              f"{offered[0].unsupported_driver}; choose an NVIDIA GPU")]
     if not rows:
         return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is not offered on {spec.cloud}; offered there: "
                               f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))}")]

@@ -25,9 +25,9 @@ HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 class TensorSpec(StrictModel):
     """One model input, as Triton's config.pbtxt declares it (dims without the batch dimension)."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:/-]+$")
-    data_type: DataType
-    dims: list[int] = Field(min_length=1)
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:/-]+$", examples=["input"])
+    data_type: DataType = Field(examples=["TYPE_FP32"])
+    dims: list[int] = Field(min_length=1, examples=[[3, 224, 224]])
     """Shape without the batch dimension; -1 for a variable dimension."""
 
 
@@ -47,7 +47,7 @@ class Warmup(StrictModel):
 
 
 class ModelSpec(StrictModel):
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", examples=["resnet50"])
     """The model's directory name in the repository."""
     platform: Platform
     max_batch_size: int = Field(8, ge=0)
@@ -75,8 +75,8 @@ class Target(StrictModel):
 
 
 class Autoscaling(StrictModel):
-    min_nodes: int = Field(ge=0, le=4096)
-    max_nodes: int = Field(ge=1, le=4096)
+    min_nodes: int = Field(ge=0, le=4096, examples=[2])
+    max_nodes: int = Field(ge=1, le=4096, examples=[8])
     target: Target = Field(default_factory=Target)
 
 
@@ -93,7 +93,7 @@ class LoadBalancer(StrictModel):
 class InferenceSpec(StrictModel):
     """Triton Inference Server on every node, behind an internal load balancer."""
 
-    model_repository: str = Field(min_length=1)
+    model_repository: str = Field(min_length=1, examples=["s3://my-models/triton"])
     """`s3://bucket/prefix`, `gs://bucket/prefix` or `https://<account>.blob.core.windows.net/<container>/<prefix>`."""
     models: list[ModelSpec] = Field(min_length=1)
     triton_version: str = Field(DEFAULT_TRITON_VERSION, pattern=r"^\d{2}\.\d{2}$", examples=["25.08", "25.03"])

@@ -35,7 +35,7 @@ DEFAULT_ROOT_DISK_GIB = 200
 class Accelerator(StrictModel):
     """What each node carries: a GPU model and count, or an explicit instance type."""
 
-    gpu: str | None = None
+    gpu: str | None = Field(None, examples=["H100"])
     """GPU model, e.g. "H100", "A100-80GB", "L40S". Default: taken from `instance_type`."""
     gpus_per_node: Count | None = Field(None, ge=1, le=64)
     """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
@@ -86,7 +86,7 @@ class Access(NodePermissions):
 
     ssh_public_key: str | None = None
     """OpenSSH public key for the default user. Default: none (use SSM, IAP or Bastion)."""
-    ssh_cidrs: list[Cidr] = Field(default_factory=list)
+    ssh_cidrs: list[Cidr] = Field(default_factory=list, examples=[["203.0.113.0/24"]])
     """CIDRs allowed to reach port 22. Default: none."""
     allow_ssh_from_anywhere: bool = False
     """Explicit opt-in required before `ssh_cidrs` may contain 0.0.0.0/0. Default: false."""

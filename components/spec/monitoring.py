@@ -18,7 +18,7 @@ EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 class Alerts(StrictModel):
     """Where Alertmanager sends alerts. Default: nowhere (alerts show in Grafana and Alertmanager only)."""
 
-    slack_webhook_secret: str | None = Field(None, pattern=CONFIG_KEY_PATTERN)
+    slack_webhook_secret: str | None = Field(None, pattern=CONFIG_KEY_PATTERN, examples=["slackWebhook"])
     """Pulumi config key (set with `--secret`) holding a Slack incoming-webhook URL. Default: no Slack."""
     slack_channel: str | None = None
     """Slack channel, e.g. "#gpu-alerts". Default: the webhook's own channel."""

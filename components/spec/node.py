@@ -55,7 +55,7 @@ class MpsOptions(StrictModel):
 class MigOptions(StrictModel):
     """MIG partitioning applied at boot to every GPU of the node."""
 
-    profiles: list[str] = Field(default_factory=list, max_length=7)
+    profiles: list[str] = Field(default_factory=list, max_length=7, examples=[["3g.40gb", "3g.40gb"]])
     """GPU-instance profiles per GPU, e.g. ["3g.40gb", "3g.40gb"]. Default: none (MIG disabled)."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
+from ..catalog.deployable import node_stack_gaps
 from .errors import Problem
 
 if TYPE_CHECKING:
@@ -230,11 +231,7 @@ def node_stack_runs_on_the_machine(selection: Selection, today: date) -> list[Pr
     NVLink domain across nodes (GB200 NVL72) need: such a node would boot an image of the wrong architecture or
     come up half-configured, so it is refused instead."""
     instance, gpu = selection.instance, selection.gpu
-    missing = []
-    if instance.arch != "x86_64":
-        missing.append(f"{instance.arch} images and node software (gpufleet's are x86_64)")
-    if gpu.nvlink_domain_gpus:
-        missing.append(f"NVIDIA IMEX across the {gpu.nvlink_domain_gpus}-GPU NVLink domain")
+    missing = node_stack_gaps(instance, gpu)
     if not missing:
         return []
     field = "accelerator.instance_type" if selection.spec.accelerator.instance_type else "accelerator.gpu"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from .errors import MISSING, Problem, SpecError
 from .model import ClusterSpec
 from .raw import raw_problems
 from .rules import check_rules
+from .shapes import mapping_expected, model_at
 
 
 def parse_cluster_spec(raw: Any) -> ClusterSpec:
@@ -52,6 +53,10 @@ def _problem_from(error: ErrorDetails) -> Problem:
         return Problem(field_path(loc), value, f"unknown key; expected one of {_known_keys(parent)}")
     if kind == "missing":
         return Problem(field_path(loc), MISSING, "this field is required")
+    if kind in ("model_type", "model_attributes_type"):
+        return Problem(field_path(loc), value, mapping_expected(model_at(ClusterSpec, loc), value))
+    if kind == "dict_type":
+        return Problem(field_path(loc), value, "expected a mapping of names to text, e.g. {name: value}")
     if kind == "literal_error":
         return Problem(field_path(loc), value, f"expected one of {error['ctx']['expected']}")
     if kind == "string_pattern_mismatch":
@@ -65,23 +70,12 @@ def _problem_from(error: ErrorDetails) -> Problem:
 
 
 def _known_keys(parent: tuple) -> str:
-    return ", ".join(f"`{name}`" for name in _model_at(parent).model_fields)
+    return ", ".join(f"`{name}`" for name in model_at(ClusterSpec, parent).model_fields)
 
 
 def _field_examples(loc: tuple) -> list:
-    field = _model_at(loc[:-1]).model_fields.get(loc[-1])
+    field = model_at(ClusterSpec, loc[:-1]).model_fields.get(loc[-1])
     return list(field.examples or []) if field else []
-
-
-def _model_at(path: tuple) -> type[BaseModel]:
-    """The spec model that holds the fields under `path` (list indexes skipped)."""
-    model: type[BaseModel] = ClusterSpec
-    for part in path:
-        if isinstance(part, int) or part not in model.model_fields:
-            continue
-        annotation = model.model_fields[part].annotation
-        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else model
-    return model
 
 
 def _lower_first(text: str) -> str:

@@ -19,7 +19,7 @@ BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 class RoleAssignment(StrictModel):
     """One Azure RBAC role for the nodes' identity at one scope."""
 
-    role: str = Field(min_length=1)
+    role: str = Field(min_length=1, examples=["Storage Blob Data Reader"])
     """A built-in role name ("Storage Blob Data Reader") or a role definition id."""
     scope: str = Field(min_length=1)
     """The resource id the role applies to, e.g. a storage account's id."""
@@ -28,7 +28,8 @@ class RoleAssignment(StrictModel):
 class ServiceAccountRole(StrictModel):
     """One GCP role for the node service account, on the project or on one bucket."""
 
-    role: str = Field(pattern=r"^(roles/[A-Za-z0-9_.]+|projects/[^/]+/roles/[A-Za-z0-9_.]+|organizations/[0-9]+/roles/[A-Za-z0-9_.]+)$")
+    role: str = Field(pattern=r"^(roles/[A-Za-z0-9_.]+|projects/[^/]+/roles/[A-Za-z0-9_.]+|organizations/[0-9]+/roles/[A-Za-z0-9_.]+)$",
+                      examples=["roles/storage.objectViewer"])
     """e.g. "roles/storage.objectViewer"."""
     bucket: str | None = None
     """Grant it on this Cloud Storage bucket only. Default: on the project."""

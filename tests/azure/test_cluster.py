@@ -287,7 +287,11 @@ def test_azure_dev_stack_is_one_single_gpu_node_on_demand():
     ({"market": {"type": "on-demand", "capacity_reservation_id": "cr-1"}},
      "`market.capacity_reservation_id`: got 'cr-1'; not supported on azure yet"),
     ({"accelerator": {"instance_type": "Standard_NV36ads_A10_v5"}, "fabric": "auto"},
-     "`accelerator`: got 'Standard_NV36ads_A10_v5'; this size needs NVIDIA's GRID driver"),
+     "`accelerator`: got 'Standard_NV36ads_A10_v5'; this size needs NVIDIA's GRID (vGPU) driver, which gpufleet "
+     "does not install, nor does the HPC image; pick an NC or ND size with NVIDIA's datacenter driver"),
+    ({"accelerator": {"instance_type": "Standard_ND96isr_MI300X_v5"}, "region": "northeurope"},
+     "`accelerator`: got 'Standard_ND96isr_MI300X_v5'; this size carries AMD GPUs (ROCm driver), which gpufleet's "
+     "node software does not install, nor does the HPC image; pick an NC or ND size with NVIDIA's datacenter driver"),
     ({"node": {"nccl": {"env": {"NCCL_BIG": INCOMPRESSIBLE}}}},
      "gzip-compressed bytes of azure user data'; azure allows at most 65535 gzip-compressed bytes"),
 ])

@@ -1,11 +1,15 @@
-"""A unit root as a booted node has it, for `systemd-analyze verify --root`: the host's basic targets, the
+"""A unit root as a booted machine has it, for `systemd-analyze verify --root`: the host's basic targets, the
 cloud-init package's units, the cloud-init generator's `cloud-init.target` link in multi-user.target.wants, and
-the rendered user data's units enabled the way `systemctl enable` links them."""
+the rendered user data's units enabled the way `systemctl enable` links them. Any gpufleet cloud-config: a node's
+(its install script enables GPUFLEET_UNITS) or a server's (runcmd's `systemctl enable`); a machine that enables
+its units some other way adds one reader to ENABLED_UNIT_READERS."""
 
 from __future__ import annotations
 
 import configparser
+import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -41,8 +45,42 @@ def _wanted_by(text: str) -> list[str]:
     return parser.get("Install", "WantedBy", fallback="").split()
 
 
+def units_from_node_env(document: dict, files: dict[str, str]) -> list[str]:
+    """A GPU node's: gpufleet-install runs `systemctl enable $GPUFLEET_UNITS` from /etc/gpufleet/node.env."""
+    if "/etc/gpufleet/node.env" not in files:
+        return []
+    node_env = dict(line.split("=", 1) for line in files["/etc/gpufleet/node.env"].splitlines()
+                    if line and not line.startswith("#"))
+    return node_env["GPUFLEET_UNITS"].strip("'").split()
+
+
+def units_from_runcmd(document: dict, files: dict[str, str]) -> list[str]:
+    """A server's: `systemctl enable [--now] UNIT...` in runcmd (either of cloud-init's forms, list or string)."""
+    units = []
+    for command in document.get("runcmd") or []:
+        words = command if isinstance(command, list) else shlex.split(command)
+        if words[:2] == ["systemctl", "enable"]:
+            units += [word for word in words[2:] if not word.startswith("-")]
+    return units
+
+
+ENABLED_UNIT_READERS: tuple[Callable[[dict, dict[str, str]], list[str]], ...] = (units_from_node_env,
+                                                                                 units_from_runcmd)
+
+
+def enabled_units(user_data: str) -> list[str]:
+    """The units of ours that the cloud-config enables, in the order found."""
+    document = yaml.safe_load(user_data)
+    files = {entry["path"]: entry["content"] for entry in document.get("write_files", [])}
+    found: list[str] = []
+    for reader in ENABLED_UNIT_READERS:
+        found += [name for name in reader(document, files) if name not in found]
+    return found
+
+
 def build_root(root: Path, user_data: str) -> list[str]:
-    """Fills `root` for `user_data`; returns the unit paths (inside the root) to verify."""
+    """Fills `root` for `user_data`; returns the unit paths (inside the root) to verify: multi-user.target and every
+    unit the cloud-config enables."""
     system = root / "usr/lib/systemd/system"
     system.mkdir(parents=True, exist_ok=True)
     for name in HOST_UNITS + CLOUD_INIT_UNITS:
@@ -59,11 +97,8 @@ def build_root(root: Path, user_data: str) -> list[str]:
     enabled: dict[str, str] = {}
     for name in CLOUD_INIT_UNITS:
         enabled[name] = (system / name).read_text()
-    files = {entry["path"]: entry["content"]
-             for entry in yaml.safe_load(user_data)["write_files"]}
-    node_env = dict(line.split("=", 1) for line in files["/etc/gpufleet/node.env"].splitlines()
-                    if line and not line.startswith("#"))
-    units = node_env["GPUFLEET_UNITS"].strip("'").split()
+    files = {entry["path"]: entry["content"] for entry in yaml.safe_load(user_data).get("write_files", [])}
+    units = enabled_units(user_data)
     binaries = {"/usr/bin/nvidia-persistenced"}
     (etc / "nvidia-persistenced.service").write_text("[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")
     for path, content in files.items():

@@ -1,7 +1,9 @@
-"""The boot order of every shipped stack, checked the way systemd sees a booted node: our units beside the
-distribution's cloud-init units and the generator's cloud-init.target link (`systemd-analyze verify --root`).
-Without cloud-init's units in the root, the cycle gpufleet-boot -> cloud-final -> multi-user -> gpufleet-node.target
-was invisible; systemd then deletes one of our jobs on every boot after the first."""
+"""The boot order of every cloud-config each shipped stack declares (GPU and inference nodes, the monitoring server,
+any machine added later: tests/cloud_init/stack_configs.py finds them in the plan), checked the way systemd sees a
+booted machine: our units beside the distribution's cloud-init units and the generator's cloud-init.target link
+(`systemd-analyze verify --root`). Without cloud-init's units in the root, the cycles gpufleet-boot -> cloud-final
+-> multi-user -> gpufleet-node.target and gpufleet-monitoring-setup -> cloud-final -> multi-user were invisible;
+systemd then deletes one of the jobs on every boot after the first."""
 
 from __future__ import annotations
 
@@ -11,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.plan.stackfile import stack_names
+from gpufleet.catalog.selector import select
+from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config
+from gpufleet.spec import parse_cluster_spec
+from gpufleet.spec.monitoring import server_enabled
 from tests.validators import require_tool
 
-from .boot_order_root import CLOUD_INIT_HINT, build_root, cloud_init_units_present
+from .boot_order_root import CLOUD_INIT_HINT, build_root, cloud_init_units_present, enabled_units
+from .stack_configs import SHIPPED_STACKS, stack_cloud_configs
 from .test_lint import SYSTEMD_HINT
 
 
@@ -39,15 +45,50 @@ def cycle_lines(output: str) -> list[str]:
             if "ordering cycle" in line or "deleted to break" in line or "cyclic" in line]
 
 
-@pytest.mark.parametrize("stack", stack_names())
-def test_shipped_stack_boots_without_an_ordering_cycle(stack, rendered, tmp_path):
-    user_data = rendered[f"stack-{stack}"][1]
+# The machine each gpufleet cloud-config boots, told by the unit it enables that starts the rest.
+ENTRY_UNITS = {"gpufleet-node.target": "GPU node", "gpufleet-monitoring-setup.service": "monitoring server"}
+
+
+def machine(user_data: str) -> str:
+    kinds = [kind for unit, kind in ENTRY_UNITS.items() if unit in enabled_units(user_data)]
+    assert len(kinds) == 1, f"a cloud-config that enables {enabled_units(user_data)}: add its machine to ENTRY_UNITS"
+    return kinds[0]
+
+
+@pytest.mark.parametrize("stack", SHIPPED_STACKS)
+def test_every_cloud_config_of_a_shipped_stack_is_found(stack):
+    """The plan's nodes always, and the monitoring server where the stack has one (train and infer stacks)."""
+    selection = select(parse_cluster_spec(read_stack_config(stack)[CLUSTER_KEY]))
+    kinds = sorted(machine(text) for text in stack_cloud_configs(stack).values())
+    expected = ["GPU node"] + (["monitoring server"] if server_enabled(selection.spec.monitoring,
+                                                                      selection.spec.nodes, selection.fabric) else [])
+    assert kinds == sorted(expected), kinds
+
+
+@pytest.mark.parametrize("stack", SHIPPED_STACKS)
+def test_shipped_stack_boots_without_an_ordering_cycle(stack, tmp_path):
+    configs = stack_cloud_configs(stack)
+    assert configs, f"{stack} declares no cloud-config"
+    for resource, user_data in configs.items():
+        root = tmp_path / resource
+        names = unit_root(root, user_data)
+        assert len(names) > 1, f"{resource}: no unit of ours is enabled"
+        done = verify(root, names)
+        output = done.stdout + done.stderr
+        assert cycle_lines(output) == [], f"{stack} {resource} ({machine(user_data)}): {output}"
+        assert done.returncode == 0, f"{stack} {resource}: {output}"
+
+
+def test_the_check_sees_the_monitoring_servers_old_cloud_final_ordering(tmp_path):
+    """The server's setup unit as it was (After=cloud-final.service, WantedBy=multi-user.target) is a cycle."""
+    configs = stack_cloud_configs("aws-train")
+    user_data = next(text for text in configs.values() if machine(text) == "monitoring server")
     names = unit_root(tmp_path, user_data)
-    assert "/etc/systemd/system/gpufleet-node.target" in names
-    done = verify(tmp_path, names)
-    output = done.stdout + done.stderr
-    assert cycle_lines(output) == [], output
-    assert done.returncode == 0, output
+    unit = tmp_path / "etc/systemd/system/gpufleet-monitoring-setup.service"
+    unit.write_text(unit.read_text().replace("After=network-online.target",
+                                             "After=network-online.target cloud-final.service", 1))
+    output = verify(tmp_path, names)
+    assert cycle_lines(output.stdout + output.stderr), output.stdout + output.stderr
 
 
 def test_the_check_sees_a_unit_ordered_after_cloud_final(rendered, tmp_path):

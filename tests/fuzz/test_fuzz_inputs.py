@@ -21,6 +21,8 @@ from gpufleet.plan.project import find_project
 from gpufleet.plan.stackfile import stack_names
 from gpufleet.spec import SpecError, parse_cluster_spec
 from gpufleet.spec.reference import reference_rows
+from tests.spec.test_section_messages import BASE as INFERENCE_BASE
+from tests.spec.test_section_messages import sections
 
 from .conftest import examples, time_bound
 
@@ -85,7 +87,35 @@ def test_junk_in_any_field_is_a_spec_error_or_a_plan(path, value):
             check_cluster_input(raw)
         except SpecError as err:
             assert err.problems and all(p.path is not None for p in err.problems)
+            # the user's terms: a section says it wants a mapping, never "instance of <pydantic class>"
+            assert not any("instance of" in p.expected or "valid dictionary" in p.expected for p in err.problems), err
 
+
+# Every section of the spec (a nested mapping), as a dotted path `set_path` can reach.
+SECTIONS = sorted({path for path, model in sections() if not any(isinstance(part, int) for part in path)})
+NOT_A_MAPPING = st.one_of(st.booleans(), st.integers(min_value=-(10**6), max_value=10**6), st.text(max_size=20),
+                          st.lists(st.one_of(st.text(max_size=8), st.integers()), max_size=3))
+
+
+@settings(max_examples=examples(100), **FUZZ_SETTINGS)
+@given(section=st.sampled_from(SECTIONS), value=NOT_A_MAPPING)
+def test_a_section_given_a_value_names_its_keys_not_a_class(section, value):
+    """One problem at the section's path: a mapping, its keys, an example (`market: spot` is a shorthand)."""
+    shorthand = section == ("market",) and isinstance(value, str)  # `market: spot` is `market: {type: spot}`
+    with time_bound(10):
+        path = ".".join(section)
+        try:
+            parse_cluster_spec(set_path(INFERENCE_BASE, path, value))  # its inference sections are valid
+        except SpecError as err:
+            if shorthand:
+                assert [p.path for p in err.problems] == ["market.type"], err
+                return
+            mine = [p for p in err.problems if p.path == path]
+            assert len(mine) == 1 and len(err.problems) == 1, err
+            assert mine[0].expected.startswith("expected a mapping with the keys `"), err
+            assert ", e.g. {" in mine[0].expected, err
+        else:
+            assert shorthand, (section, value)
 
 # Plausible values a user might type (as YAML text, the way `--set` and stack files carry them).
 PLAUSIBLE = st.one_of(

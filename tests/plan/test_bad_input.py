@@ -54,6 +54,16 @@ CASES = [
     ("aws-train", ["market.type=on-demand"], 0, ""),
     ("aws-train", ["region=eastus"], 2, "`region`: got 'eastus'; expected an AWS region like 'us-east-2' ('eastus' looks like a region of azure; check `cloud`)"),
     ("azure-dev", ["accelerator.instance_type=Standard_NC40ads_H100_v5", "node.mig.profiles=[3g.47gb, 3g.47gb]"], 0, ""),
+    # a section given a value instead of a mapping: its keys and an example, not a class name (issue 27, item 6)
+    ("aws-train", ["monitoring=true"], 2, "`monitoring`: got true; expected a mapping with the keys `server`, "
+     "`retention_days`, `data_disk_gib`, `instance_type`, `grafana_admin_password_secret`, `alerts`, e.g. {server: true}"),
+    ("aws-train", ["storage.shared=lustre"], 2, "`storage.shared`: got 'lustre'; expected a mapping with the keys "
+     "`kind` (required), `capacity_gib`, `mount_path`, `throughput`, `existing_id`, `data_repository`, e.g. {kind: lustre}"),
+    ("aws-train", ["node.health=false"], 2, "`node.health`: got false; expected a mapping with the keys `dcgm_diag`, "
+     "`nccl_allreduce`, e.g. {dcgm_diag: false}"),
+    ("azure-train", ["access=[]"], 2, "`access`: got []; expected a mapping with the keys `iam_policy_arns`, "),
+    ("azure-train", ["access=[]"], 2, "e.g. {ssh_cidrs: [203.0.113.0/24]}"),
+    ("aws-train", ["tags=[]"], 2, "`tags`: got []; expected a mapping of names to text, e.g. {name: value}"),
     # every stage in one message
     ("aws-train", ["accelerator.gpu=H10", "nodes=0"], 2, "`nodes`: got 0"),
     ("aws-dev", ["accelerator={gpu: H10}", "nodes=0"], 2, "`accelerator.gpu`: got 'H10'"),
@@ -74,6 +84,7 @@ def test_issue_examples_exit_2_with_a_field_named_message_or_plan(capsys, stack,
     assert expected in text and "Traceback" not in text, text[-2000:]
     if code == 2:
         assert text.count("problem(s)") == 1, text
+        assert "instance of" not in text and "valid dictionary" not in text, text
 
 
 def test_every_stage_reports_in_one_message(capsys):

@@ -27,9 +27,11 @@ def accelerator() -> list[str]:
 GUEST = Path(__file__).with_name("guest")
 
 
-def install_harness(disk: Path) -> None:
-    """Writes the report unit and script into `disk` (ext4, not mounted) with debugfs, enabled."""
+def install_harness(disk: Path, guest_files: dict[str, Path] | None = None) -> None:
+    """Writes the report unit and script into `disk` (ext4, not mounted) with debugfs, enabled; `guest_files` (guest
+    path -> host file) are written too, into folders the image already has."""
     script = "\n".join([
+        *(f"write {source} {target}" for target, source in sorted((guest_files or {}).items())),
         f"write {GUEST / 'gpufleet-vm-report'} /usr/local/sbin/gpufleet-vm-report",
         f"write {GUEST / 'gpufleet-vm-report.service'} /etc/systemd/system/gpufleet-vm-report.service",
         "mkdir /etc/systemd/system/multi-user.target.wants",
@@ -60,9 +62,9 @@ def make_seed(folder: Path, user_data: bytes, instance_id: str) -> Path:
 
 
 def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, metadata_port: int | None,
-         timeout: float, kernel_args: str = "") -> dict:
+         timeout: float, kernel_args: str = "", extra_args: tuple[str, ...] = ()) -> dict:
     """One boot until the guest powers off (or reboots: -no-reboot); returns the parsed report. `kernel_args` reach
-    the guest's report script through /proc/cmdline."""
+    the guest's report script through /proc/cmdline; `extra_args` are more qemu arguments (a data disk)."""
     # The slirp network is link-local, so the clouds' metadata address (169.254.169.254) lies inside it and guestfwd
     # can serve it: the user data runs unmodified.
     nic = "user,model=virtio-net-pci,restrict=on,net=169.254.0.0/16"
@@ -72,6 +74,7 @@ def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, meta
                "-kernel", str(kernel), "-initrd", str(initrd),
                "-append", f"root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet {kernel_args}".strip(),
                "-drive", f"file={disk},if=virtio,format=raw", "-drive", f"file={seed},media=cdrom,readonly=on",
+               *extra_args,
                "-nic", nic, "-nographic", "-no-reboot", "-serial", f"file:{console}", "-monitor", "none"]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     text = console.read_text(errors="replace") if console.exists() else ""

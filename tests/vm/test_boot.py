@@ -9,7 +9,6 @@ and be recorded, and the node must still reach gpufleet-node.target and report i
 from __future__ import annotations
 
 import os
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -20,12 +19,9 @@ from tests.cloud_init.conftest import _stack
 from tests.cloud_init.metadata_servers import AZURE_EVENT_ID
 
 from .boots import BOOTSTRAPPED, StackBoots, boot_twice
-from .image import build_image
 
 pytestmark = [pytest.mark.vm, pytest.mark.timeout(3600)]  # each boots a VM twice under TCG
 
-TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "mmdebstrap": "mmdebstrap", "mke2fs": "e2fsprogs", "debugfs": "e2fsprogs",
-         "genisoimage": "genisoimage"}
 # A hang guard per boot, not a speed goal: three TCG guests share the host's cores.
 BOOT_TIMEOUT = float(os.environ.get("GPUFLEET_VM_BOOT_TIMEOUT", "1800"))
 # One stack per cloud, each with the watcher (spot on AWS and Azure; every GCP node watches host maintenance).
@@ -37,23 +33,6 @@ if SELECTED:
     STACKS = [case for case in STACKS if case[0] in SELECTED.split(",")]
 # The stacks boot at the same time (each VM's TCG threads share the host's cores): GPUFLEET_VM_PARALLEL caps it.
 PARALLEL = int(os.environ.get("GPUFLEET_VM_PARALLEL", "3"))
-
-
-def require_vm_tools() -> None:
-    missing = [package for tool, package in TOOLS.items() if shutil.which(tool) is None]
-    if missing:
-        message = f"the VM suite needs `apt-get install -y {' '.join(missing)}`"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message + " (required in CI)")
-        pytest.skip(message)
-
-
-@pytest.fixture(scope="session")
-def image(tmp_path_factory):
-    require_vm_tools()
-    log_path = tmp_path_factory.mktemp("image") / "build.log"
-    with log_path.open("w") as log:
-        return build_image(log)
 
 
 @pytest.fixture(scope="session")

@@ -89,10 +89,15 @@ def server_document(monitoring: Monitoring, jobs: list[dict], dashboards: dict[s
     return config
 
 
+# Not After=cloud-final.service: Debian's and Ubuntu's cloud-final is After=multi-user.target, which wants this unit,
+# so that ordering is a cycle and systemd deletes a job to break it on every boot after the first. The first boot
+# needs no ordering: runcmd (in cloud-final, after packages and write_files) enables and starts it. Later boots find
+# the packages and files in place; the condition keeps it off an image booted without this cloud-config's files.
 SETUP_UNIT = f"""[Unit]
 Description=gpufleet monitoring server setup (data disk, Grafana, secrets from the cloud's secret store)
+ConditionPathExists={paths.SETUP_ENV}
 Wants=network-online.target
-After=network-online.target cloud-final.service
+After=network-online.target
 
 [Service]
 Type=oneshot
