@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 import pulumi
@@ -28,6 +29,12 @@ from ..serving import HEALTH_PATH, fleet_size, listener_ports, published_metric
 from ..spec import ClusterSpec
 from ..spec.inference import GRPC_PORT, HTTP_PORT, METRICS_PORT
 from .tagging import Tagger
+
+if TYPE_CHECKING:
+    # The SDK's own classes, from the one module pyproject's mypy override lets the type checker read (the rest of
+    # the SDK is `Any` to it). Not imported by this path at run time: pulumi_aws loads `lb` lazily, and importing its
+    # submodule first leaves `aws.lb` without `TargetGroup`.
+    from pulumi_aws.lb.target_group import TargetGroupArgs, TargetGroupHealthCheckArgs
 
 HEALTH_INTERVAL_SEC = 10
 HEALTH_THRESHOLD = 2
@@ -66,15 +73,19 @@ def group_ignore_changes(spec: ClusterSpec) -> list[str]:
     return ["targetGroupArns", "loadBalancers"] + (["desiredCapacity"] if spec.inference.autoscaling else [])
 
 
-def target_group_args(spec: ClusterSpec, port: int) -> dict:
+def target_group_args(spec: ClusterSpec, port: int, vpc_id: pulumi.Input[str],
+                      tags: dict[str, str]) -> TargetGroupArgs:
+    """The SDK's typed arguments (the delay is an integer; the health check's port a string, as the provider has it),
+    built through names the type checker reads as the SDK's classes."""
     lb = spec.inference.load_balancer
-    return {
-        "port": port, "protocol": "TCP", "target_type": "instance", "preserve_client_ip": "false",
-        "deregistration_delay": str(lb.deregistration_delay_seconds),
-        "health_check": {"enabled": True, "protocol": "HTTP", "port": str(HTTP_PORT), "path": HEALTH_PATH,
-                         "matcher": "200", "interval": HEALTH_INTERVAL_SEC, "healthy_threshold": HEALTH_THRESHOLD,
-                         "unhealthy_threshold": HEALTH_THRESHOLD},
-    }
+    group_args: type[TargetGroupArgs] = aws.lb.TargetGroupArgs
+    check_args: type[TargetGroupHealthCheckArgs] = aws.lb.TargetGroupHealthCheckArgs
+    return group_args(
+        port=port, protocol="TCP", target_type="instance", preserve_client_ip="false", vpc_id=vpc_id, tags=tags,
+        region=spec.region, deregistration_delay=lb.deregistration_delay_seconds,
+        health_check=check_args(
+            enabled=True, protocol="HTTP", port=str(HTTP_PORT), path=HEALTH_PATH, matcher="200",
+            interval=HEALTH_INTERVAL_SEC, healthy_threshold=HEALTH_THRESHOLD, unhealthy_threshold=HEALTH_THRESHOLD))
 
 
 def model_read_policy(uri: str) -> dict:
@@ -159,8 +170,7 @@ def build_serving(name: str, spec: ClusterSpec, vpc_id: pulumi.Input[str], vpc_c
         enable_cross_zone_load_balancing=False, tags=tag("lb"), region=spec.region, opts=opts)
     groups = []
     for port in ports:
-        group = aws.lb.TargetGroup(f"{name}-tg-{port}", vpc_id=vpc_id, tags=tag("tg"), region=spec.region, opts=opts,
-                                   **target_group_args(spec, port))
+        group = aws.lb.TargetGroup(f"{name}-tg-{port}", target_group_args(spec, port, vpc_id, tag("tg")), opts=opts)
         tls = {"protocol": "TLS", "certificate_arn": lb_args.tls_certificate_arn, "ssl_policy": TLS_POLICY,
                "alpn_policy": ALPN[port]} if lb_args.internet_facing else {"protocol": "TCP"}
         aws.lb.Listener(f"{name}-listener-{port}", load_balancer_arn=balancer.arn, port=port, tags=tag("listener"),

@@ -28,8 +28,11 @@ COMPUTED_OUTPUTS: dict[str, dict] = {
                                                   "mountName": "placeholder"},
     "aws:efs/mountTarget:MountTarget": {"dnsName": "fs-placeholder.efs.example.amazonaws.com"},
     "azure-native:storagecache:AmlFilesystem": {"clientInfo": {"mgsAddress": "10.0.128.4"}},
+    # The system-assigned identities' principals, which role assignments take (`principalId` is required there).
     "azure-native:compute:VirtualMachineScaleSet": {"identity": {"type": "SystemAssigned",
                                                                  "principalId": "11111111-1111-1111-1111-111111111111"}},
+    "azure-native:compute:VirtualMachine": {"identity": {"type": "SystemAssigned",
+                                                         "principalId": "22222222-2222-2222-2222-222222222222"}},
     "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
     "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},

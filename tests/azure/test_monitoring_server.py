@@ -6,6 +6,7 @@ import json
 
 import yaml
 
+from gpufleet.plan.mocks import COMPUTED_OUTPUTS
 from gpufleet.plan.userdata import decode_user_data
 from tests.conftest import cached_plan, of_type, one
 
@@ -57,6 +58,11 @@ def test_identity_reads_only_what_discovery_needs_and_its_own_secrets():
     secret_scopes = sorted(a["scope"] for n, a in assignments.items() if n.endswith("-access") and "secret" in n)
     assert secret_scopes == ["gpufleet-monitoring-secret-grafana-admin-id", "gpufleet-monitoring-secret-pagerduty-key-id",
                              "gpufleet-monitoring-secret-slack-webhook-id"]
+    # Each is granted to the server VM's own system identity (the plan fakes its principal as Azure would return it).
+    server_principal = COMPUTED_OUTPUTS[VM]["identity"]["principalId"]
+    server_assignments = {n: a for n, a in assignments.items() if n.startswith("gpufleet-monitoring-")}
+    assert len(server_assignments) == 4
+    assert {a.get("principalId") for a in server_assignments.values()} == {server_principal}
     vault = one(result, "azure-native:keyvault:Vault").inputs
     assert vault["properties"]["enableRbacAuthorization"] is True
 

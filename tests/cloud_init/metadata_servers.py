@@ -6,6 +6,8 @@ interruption; `rebalance()` an AWS rebalance recommendation; `terminate()` turns
 Terminated (the group's termination hook). The AWS emulator also answers the instance role's credentials and, at
 POST /, the Auto Scaling Query API (DescribeAutoScalingInstances, CompleteLifecycleAction) that gpufleet-aws calls:
 the first `asg_failures` CompleteLifecycleAction calls fail with HTTP 500, and `asg_hang_seconds` holds every answer that long.
+`answer_seconds` holds every answer that long (a node whose CPUs a training job saturates), each answer reading the
+state at the time it is sent; `answered` counts the answers sent, `arrivals` keeps each request's arrival time.
 It also serves path-style S3 GetObject for the objects in `s3_objects` ("/bucket/key" -> bytes), signed requests only;
 the first `s3_failures` answers are HTTP 403.
 """
@@ -32,12 +34,14 @@ class MetadataServer:
     def __init__(self, cloud: str, broken: bool = False, azure_event_for: str = AZURE_VM_NAME,
                  azure_name_failures: int = 0, trickle_seconds: float = 0.0, trickle_path: str = "",
                  aws_token_uses: int = 0,
-                 azure_event_type: str = "Preempt", asg_failures: int = 0, asg_hang_seconds: float = 0.0):
+                 azure_event_type: str = "Preempt", asg_failures: int = 0, asg_hang_seconds: float = 0.0,
+                 answer_seconds: float = 0.0):
         self.cloud, self.broken, self.azure_event_for = cloud, broken, azure_event_for
         self.azure_name_failures = azure_name_failures  # the first N answers for this VM's name are HTTP 500
         self.trickle_seconds = trickle_seconds  # pause between bytes of the whole answer to trickle_path
         self.trickle_path = trickle_path
-        self.aws_token_uses = aws_token_uses  # a token expires after this many uses (0: never)
+        self.aws_token_uses = aws_token_uses  # each token expires after this many uses of it (0: never)
+        self.answer_seconds = answer_seconds
         self.azure_event_type = azure_event_type
         self.asg_failures, self.asg_hang_seconds = asg_failures, asg_hang_seconds
         self.asg_calls: list[dict] = []  # every Auto Scaling call, its form fields parsed
@@ -46,7 +50,7 @@ class MetadataServer:
         self.s3_gets: list[dict] = []  # the headers of every S3 GetObject, lower-cased names
         self.lifecycle_state: str | None = None
         self.token_generation = 0
-        self.token_used = 0
+        self.token_uses: dict[str, int] = {}
         self.maintenance_event = "NONE"
         self.instance_action: str | None = None  # a raw instance-action body, valid or not
         self.aws_scheduled_events: str | None = None  # events/maintenance/scheduled body; None answers 404
@@ -54,6 +58,8 @@ class MetadataServer:
         self.rebalance_at: float | None = None
         self.acks: list[dict] = []
         self.requests: list[str] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request in `requests`
+        self.answered = 0
         self.lock = threading.Lock()
         server = self
 
@@ -115,9 +121,14 @@ class MetadataServer:
     def _handle(self, handler, method: str):
         with self.lock:
             self.requests.append(f"{method} {handler.path}")
+            self.arrivals.append(time.monotonic())
+        time.sleep(self.answer_seconds)
         if self.broken:
-            return self._reply(handler, 404 if self.cloud != "azure" else 500, "not here")
-        getattr(self, f"_{self.cloud}")(handler, method, handler.path)
+            self._reply(handler, 404 if self.cloud != "azure" else 500, "not here")
+        else:
+            getattr(self, f"_{self.cloud}")(handler, method, handler.path)
+        with self.lock:
+            self.answered += 1
 
     def _autoscaling(self, handler):
         length = int(handler.headers.get("Content-Length") or 0)
@@ -161,17 +172,17 @@ class MetadataServer:
                 return self._reply(handler, 400)
             with self.lock:
                 self.token_generation += 1
-                self.token_used = 0
-            return self._reply(handler, 200, f"{AWS_TOKEN}{self.token_generation}")
+                token = f"{AWS_TOKEN}{self.token_generation}"
+                self.token_uses[token] = 0
+            return self._reply(handler, 200, token)
         with self.lock:
-            self.token_used += 1
-            expired = bool(self.aws_token_uses) and self.token_used > self.aws_token_uses
-            # Without simulated expiry every token issued stays valid, as on EC2 (the watcher and gpufleet-aws each
-            # hold one); with it, only the newest does.
+            # Every token issued stays valid until its own expiry, as on EC2 (the watcher and gpufleet-aws each hold
+            # one, and the watcher's sources may renew theirs at once).
             given = handler.headers.get("X-aws-ec2-metadata-token") or ""
-            valid = given == f"{AWS_TOKEN}{self.token_generation}" or (
-                not self.aws_token_uses and given.startswith(AWS_TOKEN)
-                and given[len(AWS_TOKEN):].isdigit() and 0 < int(given[len(AWS_TOKEN):]) <= self.token_generation)
+            valid = given in self.token_uses
+            if valid:
+                self.token_uses[given] += 1
+            expired = bool(self.aws_token_uses) and valid and self.token_uses[given] > self.aws_token_uses
         if not valid or expired:
             return self._reply(handler, 401)
         if path == "/latest/meta-data/spot/instance-action" and self.instance_action is not None:

@@ -26,7 +26,9 @@ def test_aws_internal_nlb_with_readiness_checks_and_target_tracking():
     for group in groups:
         check = group.inputs["healthCheck"]
         assert (check["protocol"], check["path"], check["port"], check["matcher"]) == ("HTTP", READY, "8000", "200")
-        assert group.inputs["deregistrationDelay"] == "120" and group.inputs["preserveClientIp"] == "false"
+        # An integer, as pulumi-aws types it (Input[int]); "120" only worked because the bridge coerces it.
+        assert type(group.inputs["deregistrationDelay"]) is int and group.inputs["deregistrationDelay"] == 120
+        assert group.inputs["preserveClientIp"] == "false"
     attached = {a.inputs["lbTargetGroupArn"] for a in of_type(result, "aws:autoscaling/attachment:Attachment")}
     assert attached == {f"arn:mock:aws:lb/targetGroup:TargetGroup:gpufleet-tg-{p}" for p in (8000, 8001)}
     fleet = inputs(result, "aws:autoscaling/group:Group")

@@ -60,7 +60,7 @@ CASES = [
     ("aws-train", ["storage.shared=lustre"], 2, "`storage.shared`: got 'lustre'; expected a mapping with the keys "
      "`kind` (required), `capacity_gib`, `mount_path`, `throughput`, `existing_id`, `data_repository`, e.g. {kind: lustre}"),
     ("aws-train", ["node.health=false"], 2, "`node.health`: got false; expected a mapping with the keys `dcgm_diag`, "
-     "`nccl_allreduce`, e.g. {dcgm_diag: false}"),
+     "`nccl_allreduce`, `performance`, e.g. {dcgm_diag: false}"),
     ("azure-train", ["access=[]"], 2, "`access`: got []; expected a mapping with the keys `iam_policy_arns`, "),
     ("azure-train", ["access=[]"], 2, "e.g. {ssh_cidrs: [203.0.113.0/24]}"),
     ("aws-train", ["tags=[]"], 2, "`tags`: got []; expected a mapping of names to text, e.g. {name: value}"),
