@@ -10,12 +10,13 @@ import json
 import pytest
 
 from gpufleet.azure import image_version
+from gpufleet.deploytime import containers
 from gpufleet.deploytime.lookups import RESOLVED_AT_DEPLOY
 from gpufleet.plan import runner
 from gpufleet.plan.calls.azure import PLACEHOLDER_SUBSCRIPTION
 from gpufleet.plan.runner import run_program
 from tests.azure.test_monitoring_server import ALERTS, SECRETS
-from tests.conftest import cached_plan, of_type, one
+from tests.conftest import cached_plan, of_type
 from tests.fake_http import LoopbackServer, QuietHandler
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw test@example.com"
@@ -60,11 +61,14 @@ def arm(monkeypatch):
     image_version._listed.cache_clear()
     monkeypatch.setattr(image_version, "ARM_ENDPOINT", server.url)
     monkeypatch.setattr(runner, "offline_lookups", contextlib.nullcontext)  # as under `pulumi up`
+    monkeypatch.setattr(containers, "tag_digest", lambda reference: "sha256:" + "c" * 64)  # no registry here
+    containers._pinned.cache_clear()
     try:
         yield lambda spec: run_program("test", {"gpufleet:cluster": spec, **SECRETS})
     finally:
         server.close()
         image_version._listed.cache_clear()
+        containers._pinned.cache_clear()
 
 
 def image_of(result, token: str, name: str) -> dict:
