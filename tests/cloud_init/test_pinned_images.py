@@ -1,5 +1,5 @@
 """Every container a node runs is run by digest: the scripts that start one (dcgm-exporter, Triton, Triton's model
-copy) refuse a bare tag or the offline plan's stand-in before calling docker, and pass the pinned reference on, so
+copy) refuse a bare tag or anything but a sha256 digest before calling docker, and pass the pinned reference on, so
 docker checks the pulled bytes against the digest. Run with a stand-in `docker` that records its arguments."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 from gpufleet.cloud_init.config import DCGM_EXPORTER_IMAGE
 from gpufleet.cloud_init.parts import FILES_DIR
 from gpufleet.cloud_init.triton import INFERENCE_DIR, SYNC_IMAGES
-from gpufleet.deploytime.containers import PLACEHOLDER_DIGEST
 
 LIB = FILES_DIR / "usr/local/lib/gpufleet"
 TRITON = "nvcr.io/nvidia/tritonserver:25.08-py3"
@@ -52,7 +51,7 @@ def run(tmp_path: Path, name: str, image: str) -> tuple[subprocess.CompletedProc
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
-@pytest.mark.parametrize("suffix", ["", f"@{PLACEHOLDER_DIGEST}", "@sha256:" + "AB" * 32, "@sha256:abc"])
+@pytest.mark.parametrize("suffix", ["", "@sha256:resolved-at-pulumi-up", "@sha256:" + "AB" * 32, "@sha256:abc"])
 def test_an_image_not_pinned_by_digest_is_refused_before_docker_runs(tmp_path, name, suffix):
     image = SCRIPTS[name][2] + suffix
     done, calls = run(tmp_path, name, image)

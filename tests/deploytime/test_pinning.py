@@ -1,17 +1,18 @@
-"""Container images in the node's user data: the offline plan shows the marked stand-in digest and says so; a run with
+"""Container images in the node's user data: the offline plan shows a stand-in digest and says so in a note; a run with
 deploy-time lookups (as under `pulumi up`) writes the digest the registry gave for each tag, the same for every node
 group, and a registry that gives none stops the run with the image's name."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 
 import pytest
 
 from gpufleet.cloud_init.config import DCGM_EXPORTER_IMAGE
 from gpufleet.cloud_init.triton import SYNC_IMAGES, TRITON_ENV_PATH
 from gpufleet.deploytime import containers
-from gpufleet.deploytime.containers import PLACEHOLDER_DIGEST
+from gpufleet.deploytime.containers import stand_in_digest
 from gpufleet.deploytime.oci import DigestError
 from gpufleet.plan import runner
 from gpufleet.plan.cli import deploy_time_notes
@@ -58,9 +59,11 @@ def deploy(monkeypatch):
 def test_the_offline_plan_shows_the_stand_in_and_says_it_is_resolved_at_up():
     result = cached_plan(read_stack_config("gcp-train")["gpufleet:cluster"])
     [text] = node_texts(result)
-    assert env_line(text, "GPUFLEET_DCGM_EXPORTER_IMAGE") == (
-        f"GPUFLEET_DCGM_EXPORTER_IMAGE='{DCGM_EXPORTER_IMAGE}@{PLACEHOLDER_DIGEST}'")
-    assert len(PLACEHOLDER_DIGEST) == len(RECORDED[TRITON])  # the plan measures the size `pulumi up` sends
+    stand_in = stand_in_digest(DCGM_EXPORTER_IMAGE)
+    assert env_line(text, "GPUFLEET_DCGM_EXPORTER_IMAGE") == f"GPUFLEET_DCGM_EXPORTER_IMAGE='{DCGM_EXPORTER_IMAGE}@{stand_in}'"
+    assert stand_in not in RECORDED.values() and stand_in == stand_in_digest(DCGM_EXPORTER_IMAGE)  # stable
+    # As long and as incompressible as a registry's digest: the plan measures the size `pulumi up` sends.
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", stand_in) and len(set(stand_in[7:])) > 10
     assert any("digest" in note and "pulumi up" in note for note in deploy_time_notes(result))
 
 
@@ -73,7 +76,7 @@ def test_deploy_writes_each_registry_digest_into_the_user_data(deploy):
         triton_env = text[text.index(TRITON_ENV_PATH):]
         assert env_line(triton_env, "GPUFLEET_TRITON_IMAGE") == f"GPUFLEET_TRITON_IMAGE='{TRITON}@{RECORDED[TRITON]}'"
         assert f"@{RECORDED[SYNC_IMAGES['gcp']]}" in env_line(triton_env, "GPUFLEET_TRITON_SYNC_IMAGE")
-        assert "resolved-at-pulumi-up" not in text
+        assert stand_in_digest(DCGM_EXPORTER_IMAGE) not in text and stand_in_digest(TRITON) not in text
     assert sorted(asked) == sorted(set(asked))  # one registry call per tag, whatever the node groups
 
 

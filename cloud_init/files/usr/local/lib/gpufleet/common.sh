@@ -21,17 +21,6 @@ on() {
   [ "${!1:-0}" = "1" ]
 }
 
-# pinned_image REF: prints REF when it names its image by digest (NAME@sha256:<64 hex>), else refuses. A tag can be
-# moved to other bytes; Docker and containerd check what they pull by digest against it. gpufleet writes the digest
-# its registry gave for the tag at `pulumi up`; an offline plan's stand-in (not hex) is refused here too.
-pinned_image() {
-  if [[ ! "$1" =~ ^[^@[:space:]]+@sha256:[0-9a-f]{64}$ ]]; then
-    log "refusing to run container image '$1': not pinned by digest (NAME@sha256:<64 hex>)"
-    return 1
-  fi
-  printf '%s\n' "$1"
-}
-
 # apt at first boot races apt-daily/unattended-upgrades for the dpkg lock: wait for it instead of failing.
 apt_update() {
   apt-get -o DPkg::Lock::Timeout=600 update -q
