@@ -127,3 +127,9 @@ def test_a_listing_azure_refuses_fails_the_run_naming_the_image(arm):
 def test_newest_version_compares_parts_as_numbers(versions, newest):
     assert image_version.newest_version(versions) == newest
 
+
+
+def test_the_plan_note_says_the_version_is_pinned_at_pulumi_up():
+    from gpufleet.plan.cli import deploy_time_notes
+    notes = deploy_time_notes(cached_plan(TRAIN, SECRETS))
+    assert any("Azure marketplace image version" in note and "pulumi up" in note for note in notes)
