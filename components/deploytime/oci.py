@@ -20,6 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from email.message import Message
 
 MANIFEST_TYPES = ", ".join((
     "application/vnd.oci.image.index.v1+json",
@@ -67,7 +68,7 @@ def tag_digest(reference: str) -> str:
     token = None
     status, headers, _ = _request("HEAD", url, token, image)
     if status == 401:
-        token = _anonymous_token(headers.get("WWW-Authenticate", ""), image)
+        token = _anonymous_token(headers.get("WWW-Authenticate") or "", image)
         status, headers, _ = _request("HEAD", url, token, image)
     if status == 200 and headers.get("Docker-Content-Digest"):
         return _checked(headers["Docker-Content-Digest"], image)
@@ -89,16 +90,17 @@ def _checked(digest: str, image: ImageTag) -> str:
     return digest
 
 
-def _request(method: str, url: str, token: str | None, image: ImageTag) -> tuple[int, dict[str, str], bytes]:
+def _request(method: str, url: str, token: str | None, image: ImageTag) -> tuple[int, Message, bytes]:
+    """Status, headers (looked up without regard to case: Go registries send `Www-Authenticate`) and body."""
     headers = {"Accept": MANIFEST_TYPES}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310 (registry URL)
-            return response.status, dict(response.headers.items()), response.read()
+            return response.status, response.headers, response.read()
     except urllib.error.HTTPError as err:
-        return err.code, dict(err.headers.items()), b""
+        return err.code, err.headers, b""
     except (urllib.error.URLError, TimeoutError, OSError) as err:
         raise DigestError(f"cannot reach the registry of {image}: {err}") from None
 

@@ -40,7 +40,7 @@ class FakeRegistry(QuietHandler):
                          f'Bearer realm="http://127.0.0.1:{self.server.server_address[1]}/proxy_auth",'
                          f'scope="repository:{REPOSITORY}:pull"')
             self.send_response(401)
-            self.send_header("WWW-Authenticate", challenge)
+            self.send_header("Www-Authenticate", challenge)  # as Go's registries spell it
             self.send_header("Content-Length", "0")
             return self.end_headers()
         if self.path != f"/v2/{REPOSITORY}/manifests/{TAG}":
