@@ -30,7 +30,7 @@ from pulumi_azure_native import authorization
 from ..deploytime.lookups import RESOLVED_AT_DEPLOY, lookups_enabled
 
 ARM_ENDPOINT = "https://management.azure.com"
-API_VERSION = "2024-07-01"
+API_VERSION = "2024-03-01"  # VirtualMachineImages_List as documented (learn.microsoft.com rest/api/compute)
 TIMEOUT_SECONDS = 30
 
 
