@@ -22,6 +22,7 @@ DRIVER_FLAVORS = ("open", "proprietary")
 
 # Pinned versions of things gpufleet downloads on the node. Bump deliberately; each bump changes user data.
 EFA_INSTALLER_VERSION = "1.47.0"
+# The tag gpufleet runs; the node gets it pinned by digest (`BootConfig.dcgm_exporter_image`, resolved at deploy).
 DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
 
 
@@ -72,6 +73,9 @@ class BootConfig:
     host_nics: tuple[str, ...] = ()
     gpu_nics: tuple[str, ...] = ()
     dcgm_exporter: bool = True
+    dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE
+    """The exporter's image as the node runs it: `DCGM_EXPORTER_IMAGE` pinned by digest (the node refuses a bare
+    tag)."""
     node_exporter: bool = True
     health_dcgm_diag: bool = False
     health_nccl_allreduce: bool = False

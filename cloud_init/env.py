@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .config import DCGM_EXPORTER_IMAGE, BootConfig
+from .config import BootConfig
 from .env_file import ENV_NAME, quote_env_value, render_env_file  # noqa: F401  (their home before env_file.py)
 from .storage import storage_env_items
 
@@ -67,7 +67,7 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         ("GPUFLEET_MPS_ACTIVE_THREAD_PERCENTAGE", str(mps.active_thread_percentage or "") if mps else ""),
         ("GPUFLEET_MIG_PROFILES", ",".join(config.mig_profiles)),
         ("GPUFLEET_DCGM_EXPORTER", _flag(config.dcgm_exporter)),
-        ("GPUFLEET_DCGM_EXPORTER_IMAGE", DCGM_EXPORTER_IMAGE),
+        ("GPUFLEET_DCGM_EXPORTER_IMAGE", config.dcgm_exporter_image),
         ("GPUFLEET_NODE_EXPORTER", _flag(config.node_exporter)),
         ("GPUFLEET_HEALTH_DCGM_DIAG", _flag(config.health_dcgm_diag)),
         ("GPUFLEET_HEALTH_NCCL_ALLREDUCE", _flag(config.health_nccl_allreduce)),

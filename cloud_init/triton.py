@@ -87,6 +87,8 @@ class TritonConfig:
     metrics_port: int = 8002
     scale_metric: str | None = None
     """`gpu_utilization` or `requests_per_node`: the node publishes it for the autoscaler; None publishes nothing."""
+    sync_image: str = ""
+    """The copying container as the node runs it (`SYNC_IMAGES[cloud]` pinned by digest). Default: the tag."""
 
 
 def _dims(dims: tuple[int, ...]) -> str:
@@ -123,7 +125,7 @@ def triton_env_items(config: TritonConfig, cloud: str) -> list[tuple[str, str]]:
     return [
         ("GPUFLEET_TRITON_IMAGE", config.image),
         ("GPUFLEET_TRITON_REPOSITORY", config.model_repository),
-        ("GPUFLEET_TRITON_SYNC_IMAGE", SYNC_IMAGES[cloud]),
+        ("GPUFLEET_TRITON_SYNC_IMAGE", config.sync_image or SYNC_IMAGES[cloud]),
         ("GPUFLEET_TRITON_CONFIG_DIR", CONFIG_DIR),
         ("GPUFLEET_TRITON_EXIT_TIMEOUT", str(config.exit_timeout_seconds)),
         ("GPUFLEET_TRITON_HTTP_PORT", str(config.http_port)),

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
+from gpufleet.cloud_init.config import DCGM_EXPORTER_IMAGE
 
 from .bench.expected import node_expectation
+from .deploytime.containers import Pin, deferred_digest
 from .serving import serving_drain_command, triton_config
 from .spec.node_rules import min_driver_branch
 from .storage_boot import storage_boot_fields
@@ -70,8 +72,10 @@ def performance_expectation(selection: Selection) -> str | None:
     return node_expectation(instance.cloud, instance.name, selection.gpu.model, performance.tolerance)
 
 
-def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
-    """Everything the node stack needs, resolved from the spec and the catalog."""
+def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_digest) -> BootConfig:
+    """Everything the node stack needs, resolved from the spec and the catalog. `pin` maps each container image the
+    node runs to its reference by digest: the registry's answer at deploy time (`registry_digest`, which the cloud
+    components ask for), or the offline stand-in (the default)."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
     iso = node.isolation
     nic_names = instance.extra.get("nic_names") or {}
@@ -103,6 +107,7 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         host_nics=tuple(nic_names.get("host", ())),
         gpu_nics=tuple(nic_names.get("gpu", ())),
         dcgm_exporter=node.exporters.dcgm,
+        dcgm_exporter_image=pin(DCGM_EXPORTER_IMAGE) if node.exporters.dcgm else DCGM_EXPORTER_IMAGE,
         node_exporter=node.exporters.node,
         health_dcgm_diag=node.health.dcgm_diag,
         health_nccl_allreduce=node.health.nccl_allreduce,
@@ -116,11 +121,11 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         drain_on_rebalance=node.spot.drain_on_rebalance,
         aws_lifecycle_hook=aws_lifecycle_hook(spec),
         **storage_boot_fields(spec),
-        triton=triton_config(selection),
+        triton=triton_config(selection, pin),
     )
 
 
-def user_data_for(selection: Selection, cluster_name: str) -> str:
-    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec and catalog. Its size is
-    checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
-    return render_cloud_config(boot_config(selection, cluster_name))
+def user_data_for(selection: Selection, cluster_name: str, pin: Pin = deferred_digest) -> str:
+    """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec, catalog and registry
+    answer. Its size is checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
+    return render_cloud_config(boot_config(selection, cluster_name, pin))

@@ -28,6 +28,7 @@ from gpufleet.cloud_init.s3_bootstrap import fits_inline
 from .boot import user_data_for
 from .catalog.loader import Catalog, load_catalog
 from .catalog.selector import Selection, select
+from .deploytime.containers import Pin, deferred_digest
 from .spec.errors import Problem, SpecError
 from .spec.model import ClusterSpec
 from .spec.parse import parse_cluster_spec
@@ -61,8 +62,10 @@ def cloud_rules(cloud: str) -> ModuleType:
 
 
 def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
-                 name: str = DEFAULT_CLUSTER_NAME) -> ClusterPlan:
-    """The checked plan for `spec`; raises `SpecError` with every problem of every stage that could run."""
+                 name: str = DEFAULT_CLUSTER_NAME, pin: Pin = deferred_digest) -> ClusterPlan:
+    """The checked plan for `spec`; raises `SpecError` with every problem of every stage that could run. `pin`: how
+    the node's container images get their digests; the cloud components pass `registry_digest` (asked only once the
+    spec has passed every earlier stage), checks and plans keep the offline stand-in."""
     rules = cloud_rules(spec.cloud)
     problems = list(rules.spec_problems(spec))
     try:
@@ -70,7 +73,7 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
     except SpecError as err:
         raise SpecError(_unique([*problems, *err.problems])) from None
     problems += rules.plan_problems(selection)
-    cloud_config = user_data_for(selection, name)
+    cloud_config = user_data_for(selection, name, deferred_digest if problems else pin)
     problems += user_data_problems(cloud_config, spec.cloud)
     if problems:
         raise SpecError(_unique(problems))

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from gpufleet.cloud_init.triton import SYNC_IMAGES, TensorConfig, TritonConfig, TritonModel, WarmupConfig
 from gpufleet.cloud_init.triton import UNIT as TRITON_UNIT
-from gpufleet.cloud_init.triton import TensorConfig, TritonConfig, TritonModel, WarmupConfig
 
 from .catalog.cost import NodePrices, hourly_cost
+from .deploytime.containers import Pin, deferred_digest
 from .spec.errors import raise_if
 from .spec.inference import GRPC_PORT, HTTP_PORT, METRICS_PORT, InferenceSpec
 from .spec.inference_rules import tensorrt_engines_fit_gpu, triton_supports_gpu
@@ -51,8 +52,9 @@ def _tensors(tensors) -> tuple[TensorConfig, ...]:
     return tuple(TensorConfig(t.name, t.data_type, tuple(t.dims)) for t in tensors)
 
 
-def triton_config(selection: Selection) -> TritonConfig | None:
-    """The node's Triton configuration; raises `SpecError` for a TensorRT engine built for another GPU."""
+def triton_config(selection: Selection, pin: Pin = deferred_digest) -> TritonConfig | None:
+    """The node's Triton configuration, its containers pinned by digest with `pin`; raises `SpecError` for a
+    TensorRT engine built for another GPU."""
     inference: InferenceSpec | None = selection.spec.inference
     if inference is None:
         return None
@@ -64,7 +66,8 @@ def triton_config(selection: Selection) -> TritonConfig | None:
         inputs=_tensors(m.inputs), outputs=_tensors(m.outputs),
         warmup=WarmupConfig(m.warmup.batch_size, m.warmup.inputs == "random", m.warmup.count) if m.warmup else None,
     ) for m in inference.models)
-    return TritonConfig(image=triton_image(inference.triton_version, inference.triton_image_digest),
+    return TritonConfig(image=pin(triton_image(inference.triton_version, inference.triton_image_digest)),
+                        sync_image=pin(SYNC_IMAGES[selection.spec.cloud]),
                         model_repository=inference.model_repository, models=models,
                         exit_timeout_seconds=inference.load_balancer.deregistration_delay_seconds + DRAIN_MARGIN_SECONDS,
                         scale_metric=published_metric(inference))
@@ -86,14 +89,6 @@ def serving_drain_command(selection: Selection) -> str | None:
             and "drain_command" in spec.node.spot.model_fields_set:
         return None
     return f"systemctl stop {TRITON_UNIT}"
-
-
-def serving_warnings(selection: Selection) -> list[str]:
-    inference = selection.spec.inference
-    if inference is None or inference.triton_image_digest:
-        return []
-    return [f"inference.triton_image_digest: Triton runs {triton_image(inference.triton_version)} by tag; pin it "
-            "with `triton_image_digest: sha256:...` (from `docker pull`) so every node runs the same bytes"]
 
 
 def listener_ports(inference: InferenceSpec) -> list[int]:
@@ -148,11 +143,12 @@ def serving_cost(selection: Selection) -> dict[str, Any] | None:
 
 
 def serving_outputs(selection: Selection, host: pulumi.Input[str]) -> dict[str, Any]:
-    """Every inference output: endpoint, commands, serving cost and the digest warning."""
+    """Every inference output: endpoint, commands, serving cost. `inference_warnings` (a public output) is empty
+    since Triton's tag is pinned by digest at `pulumi up` (it warned about the bare tag before)."""
     inference = selection.spec.inference
     scheme = "https" if inference.load_balancer.internet_facing else "http"
     return {**endpoint_outputs(host, inference, scheme), "inference_cost": serving_cost(selection),
-            "inference_warnings": serving_warnings(selection)}
+            "inference_warnings": []}
 
 
 def serving_cost_lines(cost: dict[str, Any]) -> list[str]:

@@ -21,6 +21,7 @@ import pulumi_aws as aws
 
 from ..args import GpuClusterArgs
 from ..component import GpuClusterOutputs
+from ..deploytime.containers import registry_digest
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
@@ -61,7 +62,7 @@ class AwsPlan:
 def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
     """The one checking pipeline (`gpufleet.pipeline.plan_cluster`: selection, AWS rules, user data size) plus the
     monitoring secrets; raises `SpecError` with every problem."""
-    selection = plan_cluster(spec, name=name)
+    selection = plan_cluster(spec, name=name, pin=registry_digest)
     return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection))
 
 

@@ -20,6 +20,7 @@ from gpufleet import cloud_init
 
 from ..args import GpuClusterArgs
 from ..component import GpuClusterOutputs
+from ..deploytime.containers import registry_digest
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
 from ..pipeline import ClusterPlan, plan_cluster
@@ -147,7 +148,7 @@ class AzureGpuCluster(GpuClusterOutputs):
 
 def validate(name: str, spec: ClusterSpec) -> tuple[ClusterPlan, str]:
     """The checked plan and the base64 customData; every problem of the spec at once, as one SpecError."""
-    plan = plan_cluster(spec, name=name)
+    plan = plan_cluster(spec, name=name, pin=registry_digest)
     plan_monitoring(plan)  # refuses unset `monitoring.alerts.*_secret` config keys
     return plan, plan.user_data
 

@@ -4,10 +4,9 @@ ND topology files) by default, stock Ubuntu for the `ubuntu-*` kinds, or the ima
 Marketplace URNs from Azure/azhpc-images README (shared/reference/networking-aws-azure-gcp.md 2.4): the HPC image is
 `microsoft-dsvm:ubuntu-hpc:2204:latest` (2404 also exists: pin it with `image.id:
 microsoft-dsvm:ubuntu-hpc:2404:latest`). All ND and NC sizes here are Generation 2 VMs, and these SKUs are Gen2.
-`latest` resolves when each VM is created, so nodes added later may boot a newer release; pin a version in
-`image.id` to freeze it. gpufleet cannot pin it for you at deploy time as it does on AWS and GCP: azure-native has
-no function that lists marketplace image versions (Azure's VirtualMachineImages List API is not exposed), so an
-unpinned Azure plan says so in a warning, with the command that lists the versions.
+`latest` is resolved when `pulumi up` runs and the scale-set model names that version (`image_version.py`), so every
+node created until the next `up` boots the same release; `image.track: latest` keeps `latest` in the model (Azure
+resolves it whenever it creates a VM) and the plan warns; `image.id` with an exact version pins it yourself.
 """
 
 from __future__ import annotations
@@ -46,11 +45,12 @@ def image_reference(spec: ClusterSpec) -> dict[str, str]:
 
 
 def floating_image_warning(spec: ClusterSpec) -> list[str]:
-    """The default marketplace images float on Azure (see the module docstring); `image.track: latest` says so."""
-    if spec.image.id is not None or spec.image.track == "latest":
+    """A marketplace image left at `latest` by `image.track: latest` floats (see the module docstring)."""
+    reference = image_reference(spec)
+    if spec.image.track != "latest" or reference.get("version") != "latest":
         return []
-    image = IMAGES[spec.image.kind]
-    return [f"the {image['offer']} image is `latest`: nodes created later (repairs, spot restores, scale-out) may "
-            "boot a newer release than the running ones; pin one with `image.id: "
-            f"{image['publisher']}:{image['offer']}:{image['sku']}:<version>` (list them with `az vm image list "
-            f"--all -p {image['publisher']} -f {image['offer']} -s {image['sku']} -l {spec.region}`)"]
+    return [f"the {reference['offer']} image is `latest` (`image.track: latest`): nodes created later (repairs, spot "
+            "restores, scale-out) may boot a newer release than the running ones; drop `image.track` to pin the "
+            "version `pulumi up` finds, or pin one with `image.id: "
+            f"{reference['publisher']}:{reference['offer']}:{reference['sku']}:<version>` (list them with `az vm image "
+            f"list --all -p {reference['publisher']} -f {reference['offer']} -s {reference['sku']} -l {spec.region}`)"]

@@ -31,6 +31,7 @@ from ..monitoring.scrape import azure_jobs
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
 from ..monitoring.server.cloud_config import ServerSettings, server_user_data
 from ..outputs import exporter_jobs
+from .image_version import pinned_reference
 from .nodes import ADMIN_USER
 from .tagging import Tagger
 
@@ -119,7 +120,8 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
         security_profile=compute.SecurityProfileArgs(security_type="TrustedLaunch", uefi_settings=compute.UefiSettingsArgs(
             secure_boot_enabled=True, v_tpm_enabled=True)),
         storage_profile=compute.StorageProfileArgs(
-            image_reference=compute.ImageReferenceArgs(**UBUNTU),
+            image_reference=compute.ImageReferenceArgs(**pinned_reference(
+                UBUNTU, spec.region, "pinned", pulumi.InvokeOutputOptions(parent=opts.parent))),
             os_disk=compute.OSDiskArgs(create_option="FromImage", delete_option="Delete", disk_size_gb=30,
                                        managed_disk=compute.ManagedDiskParametersArgs(
                                            storage_account_type="StandardSSD_LRS")),
@@ -133,7 +135,10 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                     path=f"/home/{ADMIN_USER}/.ssh/authorized_keys", key_data=spec.access.ssh_public_key)]))),
         network_profile=compute.NetworkProfileArgs(network_interfaces=[
             compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(secrets.values()))))
+        # The image version pinned when the server was created stays: a newer Ubuntu release found by a later `up`
+        # must not replace a running server (its data disk keeps Prometheus' history either way).
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            depends_on=list(secrets.values()), ignore_changes=["storageProfile.imageReference"])))
     principal = server.identity.apply(lambda identity: identity.principal_id if identity else None)
     discovery = authorization.RoleDefinition(
         f"{role}-sd-role", role_definition_id=stable_guid(stack, name, "monitoring-sd-role"), scope=scope,

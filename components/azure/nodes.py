@@ -28,6 +28,7 @@ from ..catalog.selector import Selection
 from .fabric import accelerated_networking
 from .identity import scale_set_identity
 from .image import image_reference
+from .image_version import pinned_reference
 from .network import NodeNetwork
 from .repair import automatic_repairs, health_extension_profile, scheduled_events, spot_restore, upgrade_policy
 from .security import Security
@@ -85,23 +86,26 @@ def build_scale_sets(name: str, selection: Selection, single_placement_group: bo
                      backend_pool_id: pulumi.Input[str] | None = None,
                      ssh_public_key: pulumi.Input[str] | None = None) -> list[azure_native.compute.VirtualMachineScaleSet]:
     """`ssh_public_key`: the key as given (possibly another resource's output). Default: the spec's."""
-    key = ssh_public_key if ssh_public_key is not None else selection.spec.access.ssh_public_key
+    spec = selection.spec
+    key = ssh_public_key if ssh_public_key is not None else spec.access.ssh_public_key
+    image = pinned_reference(image_reference(spec), spec.region, spec.image.track,
+                             pulumi.InvokeOutputOptions(parent=opts.parent))  # one lookup for every scale set
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
-                       custom_data, tag, opts, backend_pool_id, key)
+                       custom_data, tag, opts, image, backend_pool_id, key)
             for plan in scale_set_plans(selection)]
 
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
                node_network: NodeNetwork, security: Security, proximity_group_id: pulumi.Input[str] | None,
                custom_data: pulumi.Input[str], tag: Tagger, opts: pulumi.ResourceOptions,
-               backend_pool_id: pulumi.Input[str] | None = None,
+               image: dict[str, pulumi.Input[str]], backend_pool_id: pulumi.Input[str] | None = None,
                ssh_public_key: pulumi.Input[str] | None = None) -> azure_native.compute.VirtualMachineScaleSet:
     spec, instance = selection.spec, selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
         os_profile=_os_profile(name, selection, plan, custom_data, ssh_public_key),
         storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
-            image_reference=compute.ImageReferenceArgs(**image_reference(spec)),
+            image_reference=compute.ImageReferenceArgs(**image),
             os_disk=compute.VirtualMachineScaleSetOSDiskArgs(
                 create_option="FromImage", caching="ReadWrite", os_type="Linux", disk_size_gb=spec.root_disk_gib,
                 managed_disk=compute.VirtualMachineScaleSetManagedDiskParametersArgs(storage_account_type=OS_DISK_TYPE))),

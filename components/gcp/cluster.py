@@ -26,6 +26,7 @@ from .. import pipeline
 from ..args import GpuClusterArgs
 from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
+from ..deploytime.containers import registry_digest
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
@@ -69,7 +70,7 @@ class ClusterPlan:
 
 def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
-    selection = pipeline.plan_cluster(spec, name=name)  # every check, including GCP's rules.py
+    selection = pipeline.plan_cluster(spec, name=name, pin=registry_digest)  # every check, including GCP's rules.py
     layout = vpc_layout(selection.instance, selection.fabric)
     firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
     return ClusterPlan(selection, layout, firewalls, boot_image(spec), selection.user_data, list(selection.warnings),

@@ -9,7 +9,9 @@ with `--debug` for the traceback).
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -96,13 +98,36 @@ def run_plan(args: argparse.Namespace) -> int:
             (args.out / f"{name}.user-data.yaml").write_text(text)
     outputs = result.outputs
     location = (outputs.get("instance_type") or "", outputs.get("region") or "", outputs.get("zone") or "")
-    notes = catalog_age_notes(cloud=outputs.get("cloud"), location=location) + user_data_notes(result)
+    notes = (catalog_age_notes(cloud=outputs.get("cloud"), location=location) + user_data_notes(result)
+             + deploy_time_notes(result))
     if args.json:
         print(plan_json(result))
         print("\n".join(notes), file=sys.stderr)  # the document's shape is fixed; the catalog's age goes beside it
     else:
         print_plan(result, console, notes=notes)
     return 0
+
+
+PINNED = re.compile(r"([\w./:-]+)@(sha256:[0-9a-f]{64})")
+
+
+def deploy_time_notes(result) -> list[str]:
+    """What this offline plan shows in place of deploy-time lookups, and what `pulumi up` puts there instead."""
+    from gpufleet.deploytime.containers import stand_in_digest
+    from gpufleet.deploytime.lookups import RESOLVED_AT_DEPLOY
+
+    from .userdata import node_user_data
+
+    notes = []
+    pinned = {match for text in node_user_data(result.resources).values() for match in PINNED.findall(text)}
+    stand_ins = sorted(reference for reference, digest in pinned if digest == stand_in_digest(reference))
+    if stand_ins:
+        notes.append(f"container images in the user data carry stand-in digests ({', '.join(stand_ins)}): "
+                     "`pulumi up` reads each tag's digest from its registry, and the nodes run the images by digest")
+    if any(RESOLVED_AT_DEPLOY in json.dumps(r.inputs) for r in result.resources if r.type.startswith("azure-native:")):
+        notes.append(f"Azure marketplace image version `{RESOLVED_AT_DEPLOY}`: `pulumi up` pins the newest version "
+                     "Azure lists for the image (`image.track: latest` leaves `latest`)")
+    return notes
 
 
 def user_data_notes(result) -> list[str]:

@@ -17,6 +17,7 @@ from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from ..deploytime.lookups import offline_lookups
 from .mocks import DeclaredResource, PlanMocks, RecordingMonitor
 from .project import PulumiProject, find_project
 
@@ -54,10 +55,11 @@ def run_program(stack: str, config: dict[str, Any], program: Callable[[], None] 
         pulumi.runtime.register_stack_transformation(_without_aliases)
         declare()
 
-    _sync_await(run_pulumi_func(run))
-    root = pulumi.runtime.get_root_resource()
-    exports = getattr(root, "outputs", None)  # the Stack resource's exports
-    outputs = _sync_await(pulumi.Output.from_input(dict(exports)).future()) if exports else {}
+    with offline_lookups():  # no credentials, no network: deploy-time lookups say what they will resolve
+        _sync_await(run_pulumi_func(run))
+        root = pulumi.runtime.get_root_resource()
+        exports = getattr(root, "outputs", None)  # the Stack resource's exports
+        outputs = _sync_await(pulumi.Output.from_input(dict(exports)).future()) if exports else {}
     return PlanResult(stack=stack, resources=monitor.declared_resources(), outputs=outputs or {})
 
 

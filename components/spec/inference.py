@@ -99,7 +99,7 @@ class InferenceSpec(StrictModel):
     triton_version: str = Field(DEFAULT_TRITON_VERSION, pattern=r"^\d{2}\.\d{2}$", examples=["25.08", "25.03"])
     """NGC release of `nvcr.io/nvidia/tritonserver:<version>-py3`, checked against the node's driver branch."""
     triton_image_digest: str | None = Field(None, pattern=r"^sha256:[0-9a-f]{64}$")
-    """Pin the container by digest (`docker pull` prints it). Default: the tag, with a plan warning."""
+    """Pin the container by digest (`docker pull` prints it). Default: the digest NGC gives for the tag at `pulumi up`."""
     autoscaling: Autoscaling | None = None
     """Default: a fixed fleet of `nodes`."""
     load_balancer: LoadBalancer = Field(default_factory=LoadBalancer)

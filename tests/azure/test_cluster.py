@@ -99,7 +99,7 @@ def test_mixed_market_without_infiniband_uses_two_scale_sets():
 
 
 @pytest.mark.parametrize("spec, expected", [
-    (TRAIN, {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2204", "version": "latest"}),
+    (TRAIN, {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2204", "version": "resolved-at-pulumi-up"}),
     (FULL, {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2404", "version": "24.04.2025010101"}),
 ])
 def test_image_and_encrypted_premium_os_disk(spec, expected):
@@ -340,6 +340,7 @@ def test_rollout_makes_the_upgrade_policy_rolling_in_batches():
     assert vmss["upgradePolicy"]["rollingUpgradePolicy"]["maxBatchInstancePercent"] == 25
 
 
-def test_a_floating_marketplace_image_is_named_in_a_warning_until_pinned():
-    assert any("image is `latest`" in w for w in plan_of(TRAIN).outputs["warnings"])
+def test_a_floating_marketplace_image_is_named_in_a_warning_only_with_track_latest():
+    assert any("image is `latest`" in w for w in plan_of({**TRAIN, "image": {"track": "latest"}}).outputs["warnings"])
+    assert not any("image is `latest`" in w for w in plan_of(TRAIN).outputs["warnings"])
     assert not any("image is `latest`" in w for w in plan_of(FULL).outputs["warnings"])

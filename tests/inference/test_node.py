@@ -14,6 +14,7 @@ import yaml
 from gpufleet.boot import user_data_for
 from gpufleet.catalog.selector import select
 from gpufleet.cloud_init.triton import INFERENCE_DIR, TRITON_ENV_PATH, UNIT
+from gpufleet.deploytime.containers import stand_in_digest
 from gpufleet.spec import parse_cluster_spec
 from tests.validators import cloud_config_problems, require_tool
 
@@ -46,7 +47,11 @@ def test_inference_user_data_passes_cloud_init_schema(tmp_path):
 def test_triton_runs_the_pinned_image_and_is_enabled(stack):
     files = files_of(user_data(stack))
     triton = env_of(files[TRITON_ENV_PATH]["content"])
-    assert triton["GPUFLEET_TRITON_IMAGE"] == "nvcr.io/nvidia/tritonserver:25.08-py3"
+    # Offline (no `pulumi up`), the digest is the marked stand-in; the cloud components pin the registry's.
+    tag = "nvcr.io/nvidia/tritonserver:25.08-py3"
+    assert triton["GPUFLEET_TRITON_IMAGE"] == f"{tag}@{stand_in_digest(tag)}"
+    sync_tag, _, digest = triton["GPUFLEET_TRITON_SYNC_IMAGE"].partition("@")
+    assert digest == stand_in_digest(sync_tag)
     assert triton["GPUFLEET_TRITON_REPOSITORY"] == stack_spec(stack)["inference"]["model_repository"]
     assert triton["GPUFLEET_TRITON_EXIT_TIMEOUT"] == "150"  # deregistration delay 120 s + 30 s margin
     assert UNIT in env_of(files["/etc/gpufleet/node.env"]["content"])["GPUFLEET_UNITS"].split()

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from gpufleet.cloud_init.parts import FILES_DIR
 from gpufleet.cloud_init.triton import INFERENCE_DIR, SYNC_IMAGES
 
 SCRIPT = INFERENCE_DIR / "usr/local/lib/gpufleet/triton-sync"
+DIGEST = "@sha256:" + "5e" * 32  # the node runs the sync container by digest only
 # Plays the CLI container: records its arguments, then fills the mounted folder with the models in $FAKE_MODELS
 # (under the Azure prefix, as `az storage blob download-batch` keeps blob paths).
 FAKE_DOCKER = """#!/bin/bash
@@ -33,7 +35,8 @@ def run_sync(tmp_path: Path, cloud: str, uri: str, models: str, prefix: str = ""
     (configs / "resnet50").mkdir(parents=True)
     (configs / "resnet50/config.pbtxt").write_text('name: "resnet50"\n')
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "GPUFLEET_CLOUD": cloud, "GPUFLEET_TRITON_REPOSITORY": uri,
-           "GPUFLEET_TRITON_SYNC_IMAGE": SYNC_IMAGES[cloud], "GPUFLEET_TRITON_CONFIG_DIR": str(configs),
+           "GPUFLEET_LIB": str(FILES_DIR / "usr/local/lib/gpufleet"), "GPUFLEET_ENV_FILE": "/nonexistent",
+           "GPUFLEET_TRITON_SYNC_IMAGE": SYNC_IMAGES[cloud] + DIGEST, "GPUFLEET_TRITON_CONFIG_DIR": str(configs),
            "GPUFLEET_TRITON_MODELS_DIR": str(tmp_path / "models"), "FAKE_LOG": str(tmp_path / "docker.log"),
            "FAKE_MODELS": models, "FAKE_PREFIX": prefix}
     done = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=30)
@@ -49,7 +52,7 @@ def run_sync(tmp_path: Path, cloud: str, uri: str, models: str, prefix: str = ""
 def test_aws_and_gcp_copy_with_the_cli_and_lay_the_spec_config_over(tmp_path, cloud, uri, copy):
     done, log = run_sync(tmp_path, cloud, uri, "resnet50 extra")
     assert done.returncode == 0, done.stderr
-    assert log[:4] == ["run", "--rm", "--network", "host"] and log[6] == SYNC_IMAGES[cloud] and log[7:] == copy
+    assert log[:4] == ["run", "--rm", "--network", "host"] and log[6] == SYNC_IMAGES[cloud] + DIGEST and log[7:] == copy
     models = tmp_path / "models"
     assert (models / "resnet50/config.pbtxt").read_text() == 'name: "resnet50"\n'
     assert (models / "resnet50/1/model.onnx").exists() and (models / "extra/1").is_dir()

@@ -1,8 +1,9 @@
 """Azure invokes the program makes, answered offline with placeholders (keys camelCase).
 
-Only the provider's client configuration is looked up: Prometheus' Azure discovery needs the subscription id. The HPC
-image is a marketplace URN that Azure resolves when each VM is created, and the resource group and VNet of an existing
-subnet are parts of its resource id, so neither needs a lookup.
+The provider's client configuration (Prometheus' Azure discovery and the image-version lookup need the subscription
+id) and its token (the image-version lookup, `components/azure/image_version.py`) are looked up; offline the lookup
+makes no REST call, and the pinned version reads as resolved at `pulumi up`. The resource group and VNet of an
+existing subnet are parts of its resource id, so they need no lookup.
 """
 
 PLACEHOLDER_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
@@ -13,6 +14,11 @@ def _client_config(args: dict) -> dict:
             "clientId": PLACEHOLDER_SUBSCRIPTION, "objectId": PLACEHOLDER_SUBSCRIPTION}
 
 
+def _client_token(args: dict) -> dict:
+    """No Azure login exists offline: a stand-in that is never sent anywhere (offline lookups make no call)."""
+    return {"token": "offline-plan-token"}
+
+
 def _aml_filesystem(args: dict) -> dict:
     """An existing Azure Managed Lustre filesystem: its MGS address is a placeholder; it is in zone 1."""
     return {"name": args.get("amlFilesystemName"), "clientInfo": {"mgsAddress": "10.1.0.4"}, "zones": ["1"]}
@@ -20,5 +26,6 @@ def _aml_filesystem(args: dict) -> dict:
 
 CALLS = {
     "azure-native:authorization:getClientConfig": _client_config,
+    "azure-native:authorization:getClientToken": _client_token,
     "azure-native:storagecache:getAmlFilesystem": _aml_filesystem,
 }
