@@ -33,7 +33,11 @@ def args_class(token: str) -> type:
     registered = get_resource_module(package, module, "")
     assert registered is not None, f"no installed provider SDK registers {token}"
     info = registered.mod_info
-    return getattr(importlib.import_module(info["fqn"]), info["classes"][token] + "Args")
+    name = info["classes"][token]
+    # Where a nested input type already has the name `<Resource>Args` (Bucket's inline
+    # BucketServerSideEncryptionConfigurationArgs), the SDK names the resource's own `<Resource>InitArgs`.
+    module = importlib.import_module(getattr(importlib.import_module(info["fqn"]), name).__module__)
+    return getattr(module, name + "InitArgs", None) or getattr(module, name + "Args")
 
 
 @cache
