@@ -18,6 +18,7 @@ from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .monitoring import Monitoring
 from .node import NodeSoftware
 from .permissions import NodePermissions
+from .scheduler import Scheduler
 from .ssh import parse_public_key
 from .storage import Storage
 from .strict import Amount, Cidr, Count, StrictModel
@@ -148,3 +149,4 @@ class ClusterSpec(StrictModel):
     """With `workload: inference`: model repository, models, Triton version, autoscaling (README "Inference")."""
     _inference_defaults = model_validator(mode="before")(inference_defaults)
     monitoring: Monitoring = Field(default_factory=Monitoring)
+    scheduler: Scheduler = Field(default_factory=Scheduler)
