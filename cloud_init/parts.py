@@ -63,6 +63,9 @@ SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watch
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
 # Signed Auto Scaling calls without the AWS CLI, on stock images (the Deep Learning AMI ships the CLI).
 AWS_API = ("usr/local/sbin/gpufleet-aws",)
+# scheduler.kind: slurm: Debian/Ubuntu's slurmd as a dynamic node, the TaskProlog, HealthCheckProgram and drain.
+SLURM = (LIB + "install.d/80-slurm", LIB + "slurm/join", LIB + "slurm/drain", LIB + "slurm/health-check",
+         LIB + "slurm/task-prolog", SYSTEMD_DIR + "gpufleet-slurmd.service")
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
@@ -96,6 +99,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.cloud == "aws" and (config.image_kind != "driver-ready" or _publishes(config)), AWS_API),
         (config.local_nvme is not None, LOCAL_NVME),
         (config.shared_storage is not None, SHARED_STORAGE),
+        (config.slurm is not None, SLURM),
     )
     for wanted, group in optional:
         if wanted:

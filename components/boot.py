@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
 
+from .scheduler.conf import slurm_node_config
 from .serving import serving_drain_command, triton_config
 from .spec.node_rules import min_driver_branch
 from .storage_boot import storage_boot_fields
@@ -104,6 +105,7 @@ def boot_config(selection: Selection, cluster_name: str) -> BootConfig:
         aws_lifecycle_hook=aws_lifecycle_hook(spec),
         **storage_boot_fields(spec),
         triton=triton_config(selection),
+        slurm=slurm_node_config(selection, cluster_name),
     )
 
 
