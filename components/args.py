@@ -147,4 +147,6 @@ class GpuClusterArgs(TypedDict):
     """With `workload: inference`: model repository, models, Triton version, autoscaling (the `inference` section of the spec reference). Default: none."""
     monitoring: NotRequired[dict[str, Any]]
     """Alerts and the monitoring server (Prometheus, Alertmanager, Grafana): the `monitoring` section of the spec reference. Default: exporters and rules only, no server."""
+    scheduler: NotRequired[dict[str, Any]]
+    """A Slurm controller over the nodes (`kind: slurm`): the `scheduler` section of the spec reference. Default: no scheduler."""
 

@@ -39,6 +39,7 @@ from .identity import build_identity
 from .image import BootImage, boot_image, pinned_source
 from .labels import describer, labeler, normalise_value
 from .monitoring_server import build_monitoring_server, plan_monitoring
+from .slurm_controller import SlurmController
 from .network import build_networks, with_primary_range
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
@@ -143,10 +144,14 @@ class GcpGpuCluster(GpuClusterOutputs):
         policy = self.placement
         workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
         image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=self)))
+        self.slurm = SlurmController(name, selection, project, networks.vpcs["net"].id, networks.subnets["subnet"].id,
+                                     self.identity.email, label, describe, child) \
+            if spec.scheduler.kind == "slurm" else None
         self.template = build_template(
             name, selection, networks, nic_layout(plan.layout), image, self.identity.email, user_data,
             policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])))
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])),
+            self.slurm.node_metadata if self.slurm else None)
         health_check = build_health_check(name, describe, child)
         self.group = build_group(name, selection, self.template, base_name, describe, child, health_check,
                                  workload_policy)
@@ -172,6 +177,7 @@ class GcpGpuCluster(GpuClusterOutputs):
             "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
                 gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
             **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
+            **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, selection, plan.monitoring, project, networks.vpcs["net"].id,
                                       networks.subnets["subnet"].id, label, describe, child),
         }

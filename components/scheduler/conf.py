@@ -48,6 +48,8 @@ class SlurmSettings:
     requeue: bool = True
     switch: str = "zone"
     nvml: bool = False
+    controller_address: str = ""
+    """The controller's private address, so nodes reach `SlurmctldHost` without DNS (empty: by name)."""
 
     @property
     def slurm_cluster_name(self) -> str:
@@ -55,14 +57,14 @@ class SlurmSettings:
         return CLUSTER_NAME.sub("_", self.cluster_name.lower())[:40] or "gpufleet"
 
 
-def slurm_settings(selection: Selection, cluster_name: str) -> SlurmSettings:
+def slurm_settings(selection: Selection, cluster_name: str, controller_address: str = "") -> SlurmSettings:
     spec = selection.spec
     slurm = spec.scheduler.slurm
     switch = f"{spec.region}-{spec.zone}" if spec.cloud == "azure" else (spec.zone or spec.region)
     return SlurmSettings(cluster_name=cluster_name, controller_host=controller_hostname(cluster_name),
                          partition=slurm.partition, max_nodes=spec.nodes + SPARE_NODE_SLOTS,
                          gpus_per_node=selection.instance.gpus, requeue=slurm.requeue,
-                         switch=CLUSTER_NAME.sub("-", switch.lower()))
+                         switch=CLUSTER_NAME.sub("-", switch.lower()), controller_address=controller_address)
 
 
 def controller_hostname(cluster_name: str) -> str:
@@ -73,7 +75,8 @@ def controller_hostname(cluster_name: str) -> str:
 def slurm_conf(settings: SlurmSettings) -> str:
     lines = [
         f"ClusterName={settings.slurm_cluster_name}",
-        f"SlurmctldHost={settings.controller_host}",
+        f"SlurmctldHost={settings.controller_host}" + (f"({settings.controller_address})"
+                                                         if settings.controller_address else ""),
         # Nodes fetch this file, gres.conf, cgroup.conf and topology.conf from slurmctld.
         "SlurmctldParameters=enable_configless",
         "AuthType=auth/munge",
