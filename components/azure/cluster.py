@@ -31,12 +31,12 @@ from .fabric import infiniband_partition
 from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
 from .network import build_network, build_resource_group, node_subnet_cidr
 from .nodes import build_scale_sets
-from .slurm_controller import SlurmController, build_slurm_asg
 from .outputs import access_outputs
 from .permissions import grant_roles
 from .placement import build_proximity_group
 from .security import build_security
 from .serving import build_autoscale, build_load_balancer, frontend_address
+from .slurm_controller import SlurmController, build_slurm_asg
 from .storage import build_shared_storage
 from .tagging import Tagger, tagger
 

@@ -39,7 +39,6 @@ from .identity import build_identity
 from .image import BootImage, boot_image, pinned_source
 from .labels import describer, labeler, normalise_value
 from .monitoring_server import build_monitoring_server, plan_monitoring
-from .slurm_controller import SlurmController
 from .network import build_networks, with_primary_range
 from .nodes import base_instance_name, build_group, build_template
 from .outputs import access_outputs
@@ -48,6 +47,7 @@ from .placement import build_placement_policy, placement_plan, policy_path, uses
 from .repair import build_health_check
 from .security import FirewallRule, build_firewalls, firewall_plan
 from .serving import build_serving
+from .slurm_controller import SlurmController
 from .storage import build_shared_storage
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"

@@ -51,6 +51,13 @@ for _ in $(seq 75); do sinfo -h -N -o '%N %t' 2>/dev/null | grep -q 'loopback1 i
 echo "== sinfo"; sinfo -N -o '%N %t %P %f %G'
 echo "== fetched"; ls "$dir/spool/conf-cache" 2>/dev/null || true
 echo "== srun"; timeout 30 srun -N1 -t 1 --gpus=2 sh -c 'echo task-env GPUFLEET_TEST_VAR=${GPUFLEET_TEST_VAR:-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}; env | sort'
+echo "== jobs"
+# The example job scripts' #SBATCH lines, read by the real sbatch and checked against this cluster by slurmctld
+# (sized down to the one loopback node).
+for script in ${JOB_SCRIPTS:-}; do
+  echo "-- $(basename "$script")"
+  sbatch --test-only --nodes=1 --ntasks-per-node=1 --gpus-per-node=2 --time=1 "$script" train.py 2>&1
+done
 echo "== node"; scontrol show node loopback1
 echo "== delete"; scontrol update nodename=loopback1 state=DOWN reason=test; scontrol delete nodename=loopback1 && \
   echo deleted; sinfo -h -N -o '%N' | grep -c loopback1 || true

@@ -23,6 +23,7 @@ from ..validators import require_tool
 
 HERE = Path(__file__).parent
 FILES = HERE.parents[1] / "cloud_init" / "files"
+JOBS = HERE.parents[1] / "examples" / "jobs"
 CGROUP_V2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
 SLURM_HINT = "install Debian's Slurm with `apt-get install -y slurmctld slurmd slurm-client munge`"
 
@@ -63,7 +64,8 @@ def loopback(tmp_path_factory):
     prolog.write_text((FILES / "usr/local/lib/gpufleet/slurm/task-prolog").read_text().replace(
         "/etc/profile.d/gpufleet-job-env.sh", str(work / "profile.sh")))
     prolog.chmod(0o755)
-    env = dict(os.environ, GPUS=str(settings.gpus_per_node),
+    jobs = " ".join(str(p) for p in sorted(JOBS.glob("*.sbatch")))
+    env = dict(os.environ, GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
                NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback")
     done = subprocess.run(["unshare", "-m", "bash", str(HERE / "loopback.sh"), str(work)], capture_output=True,
                           text=True, timeout=180, env=env)
@@ -119,3 +121,14 @@ def test_a_job_step_gets_its_gpus_and_the_fabric_environment_from_the_task_prolo
 def test_a_node_that_leaves_is_deleted(loopback):
     found, _, _ = loopback
     assert found["delete"].split() == ["deleted", "0"]
+
+
+def test_the_example_job_scripts_are_accepted_by_sbatch_and_slurmctld(loopback):
+    found, _, _ = loopback
+    verdicts = {}
+    for block in found["jobs"].split("-- ")[1:]:
+        name, _, text = block.partition("\n")
+        verdicts[name] = text.strip()
+    assert set(verdicts) == {"nccl-allreduce.sbatch", "zero3-amp.sbatch"}
+    for name, text in verdicts.items():
+        assert "to start at" in text and "error" not in text.lower(), (name, text)
