@@ -36,7 +36,7 @@ munged --force --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.p
 export SLURM_CONF=$conf/slurm.conf
 cleanup() {
   for pid in "$dir"/run/slurmd.pid "$dir"/run/slurmctld.pid "$dir"/munge/munged.pid; do
-    [ -s "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true
+    if [ -s "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
   done
 }
 trap cleanup EXIT
@@ -50,7 +50,9 @@ slurmd -Z --conf-server "127.0.0.1:${CTLD_PORT:-16817}" --conf "${NODE_CONF:-Gre
 for _ in $(seq 75); do sinfo -h -N -o '%N %t' 2>/dev/null | grep -q 'loopback1 idle' && break; sleep 0.2; done
 echo "== sinfo"; sinfo -N -o '%N %t %P %f %G'
 echo "== fetched"; ls "$dir/spool/conf-cache" 2>/dev/null || true
-echo "== srun"; timeout 30 srun -N1 -t 1 --gpus=2 sh -c 'echo task-env GPUFLEET_TEST_VAR=${GPUFLEET_TEST_VAR:-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}; env | sort'
+echo "== srun"
+# shellcheck disable=SC2016 # expanded by the job step's shell
+timeout 30 srun -N1 -t 1 --gpus=2 sh -c 'echo task-env GPUFLEET_TEST_VAR=${GPUFLEET_TEST_VAR:-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}; env | sort'
 echo "== jobs"
 # The example job scripts' #SBATCH lines, read by the real sbatch and checked against this cluster by slurmctld
 # (sized down to the one loopback node).
@@ -59,6 +61,23 @@ for script in ${JOB_SCRIPTS:-}; do
   sbatch --test-only --nodes=1 --ntasks-per-node=1 --gpus-per-node=2 --time=1 "$script" train.py 2>&1
 done
 echo "== node"; scontrol show node loopback1
-echo "== delete"; scontrol update nodename=loopback1 state=DOWN reason=test; scontrol delete nodename=loopback1 && \
-  echo deleted; sinfo -h -N -o '%N' | grep -c loopback1 || true
+echo "== drain"
+# A spot notice on the node while a requeueable batch job runs there: the node's drain hook's Slurm step.
+job=$(sbatch --parsable --requeue -N1 -t 2 -o "$dir/job-%j.out" --wrap 'sleep 3')
+for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
+echo "before $(squeue -h -j "$job" -o %T)"
+GPUFLEET_SLURM_NODE_NAME=loopback1 GPUFLEET_NOTICE_KIND=spot GPUFLEET_NOTICE_DETAIL=instance-action \
+  GPUFLEET_SLURM_DRAIN_WAIT=20 GPUFLEET_NODE_ENV=/dev/null sh "${DRAIN_SCRIPT:?}"
+echo "after $(squeue -h -j "$job" -o %T)"
+echo "nodes $(sinfo -h -N -o %N | grep -c loopback1 || true)"
+echo "== second boot"
+# The node's next boot: slurmd registers again under the same name and the requeued job runs to its end there.
+kill "$(cat "$dir/run/slurmd.pid")"; sleep 1
+slurmd -Z --conf-server "127.0.0.1:${CTLD_PORT:-16817}" --conf "${NODE_CONF:-Gres=gpu:8 Feature=loopback}" -N loopback1
+for _ in $(seq 100); do sinfo -h -N -o '%N %t' 2>/dev/null | grep -q 'loopback1 \(idle\|mix\|alloc\)' && break; sleep 0.2; done
+sinfo -h -N -o '%N %t'
+# Slurm holds a requeued job back for a while (BeginTime); the test does not wait for that.
+scontrol update jobid="$job" StartTime=now
+for _ in $(seq 300); do [ -z "$(squeue -h -j "$job" -o %T 2>/dev/null)" ] && break; sleep 0.2; done
+scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z]*\|Restarts=[0-9]*' | tr '\n' ' '; echo
 echo "== end"

@@ -1,7 +1,8 @@
 """The rendered slurm.conf, cgroup.conf and gres.conf run Debian's real Slurm: slurmctld starts with them, a dynamic
 node fetches them (configless) and registers with its GPUs as GRES, a job step gets two GPUs and the fabric's job
-environment through the TaskProlog, and a node that leaves is deleted. Loopback only, in a private mount namespace
-(tests/scheduler/loopback.sh), about 3 s."""
+environment through the TaskProlog, the example job scripts pass `sbatch --test-only`, and a spot notice's drain
+requeues a running job and deletes the node, whose second boot brings it back to finish the job. Loopback only, in
+a private mount namespace (tests/scheduler/loopback.sh), about 12 s."""
 
 from __future__ import annotations
 
@@ -65,13 +66,15 @@ def loopback(tmp_path_factory):
         "/etc/profile.d/gpufleet-job-env.sh", str(work / "profile.sh")))
     prolog.chmod(0o755)
     jobs = " ".join(str(p) for p in sorted(JOBS.glob("*.sbatch")))
-    env = dict(os.environ, GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
+    env = dict(os.environ, DRAIN_SCRIPT=str(FILES / "usr/local/lib/gpufleet/slurm/drain"), GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
                NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback")
     done = subprocess.run(["unshare", "-m", "bash", str(HERE / "loopback.sh"), str(work)], capture_output=True,
                           text=True, timeout=180, env=env)
     logs = "".join(p.read_text() for p in (work / "log").glob("*.log"))
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{logs[-4000:]}"
-    return sections(done.stdout), plan, work
+    found = sections(done.stdout)
+    found["slurmctld.log"] = (work / "log" / "slurmctld.log").read_text()
+    return found, plan, work
 
 
 def config_values(text: str) -> dict[str, str]:
@@ -118,9 +121,18 @@ def test_a_job_step_gets_its_gpus_and_the_fabric_environment_from_the_task_prolo
     assert {f"{name}={value}" for name, value in job_env.items()} <= step_env
 
 
-def test_a_node_that_leaves_is_deleted(loopback):
+def test_a_spot_notice_drains_the_node_requeues_its_job_and_deletes_it(loopback):
+    """The drain hook's Slurm step (cloud_init/files/usr/local/lib/gpufleet/slurm/drain) against real Slurm."""
     found, _, _ = loopback
-    assert found["delete"].split() == ["deleted", "0"]
+    assert found["drain"].splitlines() == ["before RUNNING", "after PENDING", "nodes 0"]
+    assert "node loopback1 reason set to: gpufleet: spot instance-action" in found["slurmctld.log"]
+
+
+def test_the_drained_nodes_second_boot_brings_it_back_and_the_requeued_job_finishes(loopback):
+    found, _, _ = loopback
+    lines = found["second boot"].splitlines()
+    assert lines[0] == "loopback1 idle"
+    assert lines[1].split() == ["JobState=COMPLETED", "Restarts=1"]
 
 
 def test_the_example_job_scripts_are_accepted_by_sbatch_and_slurmctld(loopback):
