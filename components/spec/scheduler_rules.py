@@ -69,9 +69,18 @@ def controller_type_fits_cloud(spec: ClusterSpec) -> list[Problem]:
                                                    f"expected {expected} on {spec.cloud}")]
 
 
+def no_mig_under_slurm(spec: ClusterSpec) -> list[Problem]:
+    """gres.conf lists whole GPUs (/dev/nvidiaN); MIG instances as GRES need NVML autodetection, not built here."""
+    if slurm(spec) and spec.node.mig.profiles:
+        return [Problem("node.mig.profiles", list(spec.node.mig.profiles), "Slurm schedules whole GPUs here "
+                        "(gres.conf lists /dev/nvidiaN); drop `node.mig.profiles`, or drop `scheduler`")]
+    return []
+
+
 SCHEDULER_RULES = (
     slurm_settings_need_slurm,
     slurm_is_for_training,
     image_has_dynamic_nodes,
     controller_type_fits_cloud,
+    no_mig_under_slurm,
 )

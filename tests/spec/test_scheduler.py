@@ -73,3 +73,10 @@ def test_a_pinned_22_04_image_is_refused():
 def test_slurm_on_an_inference_fleet_is_refused():
     raw = {**yaml.safe_load(yaml.safe_dump(read_stack_config("aws-infer")["gpufleet:cluster"])), **SLURM}
     assert any(p.startswith("`scheduler.kind`: got 'slurm'; an inference fleet") for p in problems(raw))
+
+
+def test_mig_profiles_under_slurm_are_refused():
+    raw = {**BASE, **SLURM, "accelerator": {"instance_type": "p4d.24xlarge"},
+           "node": {"mig": {"profiles": ["3g.20gb", "3g.20gb"]}}}
+    assert any(p.startswith("`node.mig.profiles`: got ['3g.20gb', '3g.20gb']; Slurm schedules whole GPUs")
+               for p in problems(raw))
