@@ -9,6 +9,7 @@ import re
 
 from .errors import Problem
 from .model import ClusterSpec
+from .scheduler import Slurm
 
 # Images whose archive has Slurm 22.05 or later, named for the message (each cloud's listing: AWS SSM public
 # parameters, Azure `az vm image list`, GCP image families).
@@ -32,8 +33,9 @@ def slurm(spec: ClusterSpec) -> bool:
 
 
 def slurm_settings_need_slurm(spec: ClusterSpec) -> list[Problem]:
-    """Settings under `scheduler.slurm` without `kind: slurm` would be silently ignored."""
-    if slurm(spec) or not spec.scheduler.slurm.model_fields_set:
+    """Settings under `scheduler.slurm` without `kind: slurm` would be silently ignored (the defaults, as a dumped
+    spec carries them, are not settings)."""
+    if slurm(spec) or spec.scheduler.slurm == Slurm():
         return []
     return [Problem("scheduler.kind", spec.scheduler.kind, "`scheduler.slurm` is set: add `scheduler.kind: slurm`, "
                     "or drop `scheduler.slurm`")]
