@@ -65,7 +65,8 @@ HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
 AWS_API = ("usr/local/sbin/gpufleet-aws",)
 # scheduler.kind: slurm: Debian/Ubuntu's slurmd as a dynamic node, the TaskProlog, HealthCheckProgram and drain.
 SLURM = (LIB + "install.d/80-slurm", LIB + "slurm/join", LIB + "slurm/drain", LIB + "slurm/health-check",
-         LIB + "slurm/task-prolog", SYSTEMD_DIR + "gpufleet-slurmd.service")
+         LIB + "slurm/task-prolog", LIB + "slurm/prolog", LIB + "slurm/epilog", "usr/local/bin/gpufleet-run",
+         SYSTEMD_DIR + "gpufleet-slurmd.service")
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 

@@ -30,6 +30,9 @@ STATE_DIR = "/var/lib/gpufleet-slurm"
 SLURM_LIB = "/usr/local/lib/gpufleet/slurm"
 HEALTH_CHECK = f"{SLURM_LIB}/health-check"
 TASK_PROLOG = f"{SLURM_LIB}/task-prolog"
+# The job's GPUs -> its job id for dcgm-exporter's hpc_job label (the jobs dashboard), set and cleared per job.
+PROLOG = f"{SLURM_LIB}/prolog"
+EPILOG = f"{SLURM_LIB}/epilog"
 HEALTH_CHECK_INTERVAL_S = 300
 # Room above `nodes` for replacements that register before the nodes they replace are deleted.
 SPARE_NODE_SLOTS = 16
@@ -104,6 +107,8 @@ def slurm_conf(settings: SlurmSettings) -> str:
         "TaskPlugin=task/cgroup,task/affinity",
         "MpiDefault=none",
         f"TaskProlog={TASK_PROLOG}",
+        f"Prolog={PROLOG}",
+        f"Epilog={EPILOG}",
         f"HealthCheckProgram={HEALTH_CHECK}",
         f"HealthCheckInterval={HEALTH_CHECK_INTERVAL_S}",
         "HealthCheckNodeState=ANY,CYCLE",

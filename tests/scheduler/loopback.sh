@@ -16,7 +16,8 @@ sed -e "s/^SlurmctldHost=.*/SlurmctldHost=$host(127.0.0.1)/" -e "s#^StateSaveLoc
   -e "s#^SlurmctldPidFile=.*#SlurmctldPidFile=$dir/run/slurmctld.pid#" -e "s#^SlurmdPidFile=.*#SlurmdPidFile=$dir/run/slurmd.pid#" \
   -e "s/^SlurmUser=.*/SlurmUser=root/" -e "s/^SlurmctldPort=.*/SlurmctldPort=${CTLD_PORT:-16817}/" \
   -e "s/^SlurmdPort=.*/SlurmdPort=${SLURMD_PORT:-16818}/" -e "s#^TaskProlog=.*#TaskProlog=$dir/task-prolog#" \
-  -e "s#^HealthCheckProgram=.*#HealthCheckProgram=/bin/true#" "$dir/slurm.conf" > "$conf/slurm.conf"
+  -e "s#^HealthCheckProgram=.*#HealthCheckProgram=/bin/true#" -e "s#^Prolog=.*#Prolog=$dir/prolog#" \
+  -e "s#^Epilog=.*#Epilog=$dir/epilog#" "$dir/slurm.conf" > "$conf/slurm.conf"
 # GPUs: character devices with the NVIDIA driver's major number (195), at a path under DIR.
 mkdir -p "$dir/dev"
 for i in $(seq 0 $((${GPUS:-8} - 1))); do mknod "$dir/dev/nvidia$i" c 195 "$i"; done
@@ -34,6 +35,7 @@ chmod 0600 "$dir/munge/munge.key"
 munged --force --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/log" \
   --seed-file="$dir/munge/seed"
 export SLURM_CONF=$conf/slurm.conf
+export GPU_JOBS=$dir/run-gpufleet/gpu-jobs
 cleanup() {
   for pid in "$dir"/run/slurmd.pid "$dir"/run/slurmctld.pid "$dir"/munge/munged.pid; do
     if [ -s "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
@@ -52,7 +54,10 @@ echo "== sinfo"; sinfo -N -o '%N %t %P %f %G'
 echo "== fetched"; ls "$dir/spool/conf-cache" 2>/dev/null || true
 echo "== srun"
 # shellcheck disable=SC2016 # expanded by the job step's shell
-timeout 30 srun -N1 -t 1 --gpus=2 sh -c 'echo task-env GPUFLEET_TEST_VAR=${GPUFLEET_TEST_VAR:-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}; env | sort'
+timeout 30 srun -N1 -t 1 --gpus=2 sh -c 'echo task-env GPUFLEET_TEST_VAR=${GPUFLEET_TEST_VAR:-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}; env | sort; for f in "$GPU_JOBS"/*; do echo "gpu-job $(basename "$f") $(cat "$f") job $SLURM_JOB_ID"; done'
+# The Epilog runs once the job has ended, shortly after srun returns.
+for _ in $(seq 50); do [ -z "$(find "$GPU_JOBS" -maxdepth 1 -type f ! -name '.*' 2>/dev/null)" ] && break; sleep 0.2; done
+echo "== gpu-jobs after"; find "$GPU_JOBS" -maxdepth 1 -type f ! -name '.*' 2>/dev/null | wc -l
 echo "== jobs"
 # The example job scripts' #SBATCH lines, read by the real sbatch and checked against this cluster by slurmctld
 # (sized down to the one loopback node).

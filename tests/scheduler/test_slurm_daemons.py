@@ -65,6 +65,16 @@ def loopback(tmp_path_factory):
     prolog.write_text((FILES / "usr/local/lib/gpufleet/slurm/task-prolog").read_text().replace(
         "/etc/profile.d/gpufleet-job-env.sh", str(work / "profile.sh")))
     prolog.chmod(0o755)
+    # The real Prolog and Epilog, mapping the job's GPUs through the real gpufleet-run into a folder under `work`.
+    run = work / "gpufleet-run"
+    run.write_text((FILES / "usr/local/bin/gpufleet-run").read_text())
+    run.chmod(0o755)
+    for name in ("prolog", "epilog"):
+        script = work / name
+        script.write_text((FILES / f"usr/local/lib/gpufleet/slurm/{name}").read_text().replace(
+            "/usr/local/bin/gpufleet-run", f"env GPUFLEET_RUN_DIR={work / 'run-gpufleet'} {run}").replace(
+            f"[ -x env GPUFLEET_RUN_DIR={work / 'run-gpufleet'} {run} ]", f"[ -x {run} ]"))
+        script.chmod(0o755)
     jobs = " ".join(str(p) for p in sorted(JOBS.glob("*.sbatch")))
     env = dict(os.environ, DRAIN_SCRIPT=str(FILES / "usr/local/lib/gpufleet/slurm/drain"), GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
                NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback")
@@ -119,6 +129,15 @@ def test_a_job_step_gets_its_gpus_and_the_fabric_environment_from_the_task_prolo
     assert plan.fabric == "efa" and "FI_EFA_USE_HUGE_PAGE" in job_env
     step_env = set(found["srun"].splitlines())
     assert {f"{name}={value}" for name, value in job_env.items()} <= step_env
+
+
+def test_the_prolog_maps_the_jobs_gpus_to_its_slurm_job_id_and_the_epilog_clears_it(loopback):
+    """dcgm-exporter labels the GPUs' metrics hpc_job=<Slurm job id> from this folder (the jobs dashboard)."""
+    found, _, _ = loopback
+    mapped = [line.split() for line in found["srun"].splitlines() if line.startswith("gpu-job ")]
+    assert sorted(gpu for _, gpu, _, _, _ in mapped) == ["0", "1"]
+    assert all(job == step_job for _, _, job, _, step_job in mapped)
+    assert found["gpu-jobs after"].strip() == "0"
 
 
 def test_a_spot_notice_drains_the_node_requeues_its_job_and_deletes_it(loopback):
