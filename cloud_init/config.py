@@ -43,6 +43,16 @@ class MpsConfig:
 
 
 @dataclass(frozen=True)
+class SlurmNodeConfig:
+    """The node joins the cluster's Slurm controller as a dynamic node once its acceptance check has passed."""
+
+    node_conf: str
+    """`slurmd -Z --conf` line: "Gres=gpu:8 Feature=..."."""
+    requeue: bool = True
+    """The drain requeues the node's running batch jobs."""
+
+
+@dataclass(frozen=True)
 class BootConfig:
     """Everything the node software stack depends on, already validated and resolved."""
 
@@ -92,6 +102,8 @@ class BootConfig:
     shared_storage: SharedMount | None = None
     local_nvme: ScratchArray | None = None
     triton: TritonConfig | None = None
+    # scheduler.kind: slurm (files/usr/local/lib/gpufleet/slurm/, gpufleet-slurmd.service)
+    slurm: SlurmNodeConfig | None = None
 
     def __post_init__(self) -> None:
         checks = {

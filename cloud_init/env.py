@@ -79,7 +79,16 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         ("GPUFLEET_UNITS", " ".join(units)),
         *storage_env_items(config.shared_storage, config.local_nvme),
         *((("GPUFLEET_PERF_EXPECT", config.health_performance),) if config.health_performance is not None else ()),
+        *slurm_env_items(config),
     ]
+
+
+def slurm_env_items(config: BootConfig) -> list[tuple[str, str]]:
+    """Only on a Slurm cluster's nodes, so a node without a scheduler gets the node.env it always had."""
+    if config.slurm is None:
+        return []
+    return [("GPUFLEET_SLURM_NODE_CONF", config.slurm.node_conf),
+            ("GPUFLEET_SLURM_REQUEUE", _flag(config.slurm.requeue))]
 
 
 def read_conf(path: Path) -> list[tuple[str, str]]:
@@ -133,6 +142,11 @@ def render_job_env(config: BootConfig) -> str:
     return render_env_file(items, f"gpufleet: job environment for fabric {config.fabric}")
 
 
-def render_drain_hook(command: str) -> str:
-    """The user's drain command as its own script, so any quoting in it survives."""
-    return f"#!/bin/sh\n# gpufleet drain hook (node.spot.drain_command); run once on a spot/eviction notice.\n{command}\n"
+SLURM_DRAIN = "/usr/local/lib/gpufleet/slurm/drain"
+
+
+def render_drain_hook(command: str, slurm: bool = False) -> str:
+    """The user's drain command as its own script, so any quoting in it survives. On a Slurm node, Slurm hears of
+    the notice first (DRAIN, requeue, delete), then the user's command runs."""
+    head = "#!/bin/sh\n# gpufleet drain hook (node.spot.drain_command); run once on a spot/eviction notice.\n"
+    return head + (f"{SLURM_DRAIN}\n" if slurm else "") + f"{command}\n"

@@ -68,6 +68,10 @@ SPOT_WATCHER = ("usr/local/sbin/gpufleet-watcher", SYSTEMD_DIR + "gpufleet-watch
 HEALTH_ENDPOINT_CLOUDS = ("azure", "gcp")
 # Signed Auto Scaling calls without the AWS CLI, on stock images (the Deep Learning AMI ships the CLI).
 AWS_API = ("usr/local/sbin/gpufleet-aws",)
+# scheduler.kind: slurm: Debian/Ubuntu's slurmd as a dynamic node, the TaskProlog, HealthCheckProgram and drain.
+SLURM = (LIB + "install.d/80-slurm", LIB + "slurm/join", LIB + "slurm/drain", LIB + "slurm/health-check",
+         LIB + "slurm/task-prolog", LIB + "slurm/prolog", LIB + "slurm/epilog", "usr/local/bin/gpufleet-run",
+         SYSTEMD_DIR + "gpufleet-slurmd.service")
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 
 
@@ -93,6 +97,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.local_nvme is not None, LOCAL_NVME),
         (config.shared_storage is not None, SHARED_STORAGE),
         (config.health_performance is not None, PERFORMANCE),
+        (config.slurm is not None, SLURM),
     )
     for wanted, group in optional:
         if wanted:

@@ -44,7 +44,7 @@ def generated_parts(config: BootConfig) -> list[Part]:
     if library is not None:
         parts.append(Part(NCCL_PLUGIN_LD_CONF, "0644", f"{library}\n"))
     if config.spot_watcher:
-        parts.append(Part(DRAIN_HOOK_PATH, "0755", render_drain_hook(config.drain_command)))
+        parts.append(Part(DRAIN_HOOK_PATH, "0755", render_drain_hook(config.drain_command, config.slurm is not None)))
     return parts
 
 

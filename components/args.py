@@ -149,4 +149,6 @@ class GpuClusterArgs(TypedDict):
     """Alerts and the monitoring server (Prometheus, Alertmanager, Grafana): the `monitoring` section of the spec reference. Default: exporters and rules only, no server."""
     job: NotRequired[dict[str, Any]]
     """An MLPerf workload (`mlperf`, `samples`) the plan prices per job beside the hourly cost. Default: none."""
+    scheduler: NotRequired[dict[str, Any]]
+    """A Slurm controller over the nodes (`kind: slurm`): the `scheduler` section of the spec reference. Default: no scheduler."""
 

@@ -13,6 +13,7 @@ from gpufleet.cloud_init.config import DCGM_EXPORTER_IMAGE
 
 from .bench.expected import node_expectation
 from .deploytime.containers import Pin, deferred_digest
+from .scheduler.conf import slurm_node_config
 from .serving import serving_drain_command, triton_config
 from .spec.node_rules import min_driver_branch
 from .storage_boot import storage_boot_fields
@@ -122,6 +123,7 @@ def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_dig
         aws_lifecycle_hook=aws_lifecycle_hook(spec),
         **storage_boot_fields(spec),
         triton=triton_config(selection, pin),
+        slurm=slurm_node_config(selection, cluster_name),
     )
 
 

@@ -59,6 +59,11 @@ class GpuClusterOutputs(pulumi.ComponentResource):
     """The Prometheus alert rules (YAML) for the node exporters."""
     grafana_port_forward: pulumi.Output[Optional[str]]
     """Shell command forwarding the monitoring server's Grafana to localhost:3000 (with `monitoring.server`)."""
+    slurm_controller_address: pulumi.Output[Optional[str]]
+    """The Slurm controller's private address (with `scheduler.kind: slurm`)."""
+    slurm_shell: pulumi.Output[Optional[str]]
+    """Shell command opening a session on the Slurm controller, where `sinfo`, `squeue` and `sbatch` work (with
+    `scheduler.kind: slurm`)."""
     inference_endpoint: pulumi.Output[Optional[str]]
     """Triton's HTTP endpoint behind the load balancer (with `inference`)."""
     inference_grpc_endpoint: pulumi.Output[Optional[str]]

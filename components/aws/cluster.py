@@ -42,6 +42,7 @@ from .permissions import grant_node_permissions
 from .placement import build_placement_group
 from .security import build_security_group
 from .serving import build_serving
+from .slurm_controller import SlurmController
 from .storage import build_shared_storage
 from .tagging import Tagger, tagger
 
@@ -124,8 +125,11 @@ class AwsGpuCluster(GpuClusterOutputs):
         user_data = node_user_data(name, spec, cloud_config, not selection.by_reference, self.identity.role.name,
                                    cluster_hash(name), tag, child)
         key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
+        self.slurm = SlurmController(name, selection, network.vpc_id, network.subnet_id, self.security_group.id,
+                                     self.identity.role.name, tag, child) if spec.scheduler.kind == "slurm" else None
         self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,
-                                                     user_data, key_name, tag, child, inputs.image_id)
+                                                     user_data, key_name, tag, child, inputs.image_id,
+                                                     self.slurm.node_tags if self.slurm else None)
         self.fleet = build_fleet(name, selection, self.launch_template, network.subnet_id, self.placement, tag,
                                  child)
         self.serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id,
@@ -148,6 +152,7 @@ class AwsGpuCluster(GpuClusterOutputs):
             "prometheus_scrape_config": scrape_config_text(
                 aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
             **(serving_outputs(selection, self.serving.load_balancer.dns_name) if self.serving else {}),
+            **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, selection, plan.monitoring, network.vpc_id, network.subnet_id,
                                       self.security_group.id, tag, child),
         }

@@ -21,10 +21,15 @@ SSM_IMAGE_PARAMETERS = {
     "ubuntu-22.04": "/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id",
     "ubuntu-24.04": "/aws/service/canonical/ubuntu/server/24.04/stable/current/amd64/hvm/ebs-gp3/ami-id",
 }
+# A Slurm cluster's driver-ready image: the same AMI on Ubuntu 24.04, whose archive has Slurm 23.11 (dynamic nodes);
+# Ubuntu 22.04's 21.08 has none (gpufleet.spec.scheduler_rules).
+SLURM_DRIVER_READY_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-24.04/latest/ami-id"
 ROOT_DEVICE = "/dev/sda1"
 
 
 def image_parameter(spec: ClusterSpec) -> str:
+    if spec.scheduler.kind == "slurm" and spec.image.kind == "driver-ready":
+        return SLURM_DRIVER_READY_PARAMETER
     return SSM_IMAGE_PARAMETERS[spec.image.kind]
 
 

@@ -22,7 +22,9 @@ def build_launch_template(name: str, selection: Selection, security_group_id: pu
                           profile: aws.iam.InstanceProfile, user_data_base64: pulumi.Input[str],
                           key_name: pulumi.Input[str] | None, tag: Tagger,
                           opts: pulumi.ResourceOptions, pinned_image: pulumi.Input[str] | None = None,
-                          ) -> aws.ec2.LaunchTemplate:
+                          instance_tags: dict[str, pulumi.Input[str]] | None = None) -> aws.ec2.LaunchTemplate:
+    """`instance_tags` (the Slurm controller's address and key name) go on the instances and are readable through
+    IMDS, which is turned on for instance tags only then."""
     spec = selection.spec
     return aws.ec2.LaunchTemplate(
         f"{name}-lt",
@@ -36,7 +38,7 @@ def build_launch_template(name: str, selection: Selection, security_group_id: pu
         iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
             http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT,
-            instance_metadata_tags="disabled"),
+            instance_metadata_tags="enabled" if instance_tags else "disabled"),
         block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
             device_name=ROOT_DEVICE,
             ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
@@ -45,8 +47,9 @@ def build_launch_template(name: str, selection: Selection, security_group_id: pu
         network_interfaces=network_interfaces(selection, security_group_id),
         instance_market_options=_capacity_block_market(selection),
         capacity_reservation_specification=_reservation(selection),
-        tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tag("node"))
-                            for kind in TAGGED_AT_LAUNCH],
+        tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(
+            resource_type=kind, tags={**tag("node"), **(instance_tags if kind == "instance" and instance_tags else {})})
+            for kind in TAGGED_AT_LAUNCH],
         tags=tag("lt"),
         region=spec.region,
         opts=opts,

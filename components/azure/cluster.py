@@ -37,8 +37,9 @@ from .permissions import grant_roles
 from .placement import build_proximity_group
 from .security import build_security
 from .serving import build_autoscale, build_load_balancer, frontend_address
+from .slurm_controller import SlurmController, build_slurm_asg
 from .storage import build_shared_storage
-from .tagging import tagger
+from .tagging import Tagger, tagger
 
 TYPE_TOKEN = "gpufleet:index:AzureGpuCluster"
 CLOUD = "azure"
@@ -95,7 +96,8 @@ class AzureGpuCluster(GpuClusterOutputs):
         monitoring = plan_monitoring(selection)  # checked by `validate` before anything was declared
         resource_group = build_resource_group(name, spec, tag, child, inputs.existing_subnet_id)
         monitoring_asg = build_monitoring_asg(name, spec.region, resource_group, monitoring, tag, child)
-        self.security = build_security(name, spec, resource_group, tag, child, monitoring_asg)
+        slurm_asg = build_slurm_asg(name, spec.region, resource_group, spec.scheduler.kind == "slurm", tag, child)
+        self.security = build_security(name, spec, resource_group, tag, child, monitoring_asg, slurm_asg)
         self.network = build_network(name, spec, resource_group, self.security.nsg_id, tag, child,
                                      inputs.existing_subnet_id)
         self.proximity_group = build_proximity_group(name, spec, resource_group, tag, child)
@@ -112,13 +114,18 @@ class AzureGpuCluster(GpuClusterOutputs):
         self.load_balancer, pool_id = build_load_balancer(
             name, spec, resource_group, self.network.subnet_id, subscription, tag, child) if spec.inference \
             else (None, None)
+        self.slurm = SlurmController(name, selection, resource_group, self.network.subnet_id, self.security.nsg_id,
+                                     slurm_asg, tag, child) if slurm_asg is not None else None
+        node_tag = tag if self.slurm is None else _with_tags(tag, self.slurm.node_tags)
         self.node_scale_sets = build_scale_sets(
             name, selection, partition is not None, self.network, self.security,
-            self.proximity_group.id if self.proximity_group else None, custom_data, tag, child, pool_id,
+            self.proximity_group.id if self.proximity_group else None, custom_data, node_tag, child, pool_id,
             inputs.ssh_public_key)
         if self.load_balancer is not None:
             build_autoscale(name, spec, resource_group, self.node_scale_sets[0], subscription, tag, child)
         identities = [s.identity.apply(lambda i: i.principal_id) for s in self.node_scale_sets]
+        if self.slurm is not None:
+            self.slurm.grant_nodes(name, identities)
         roles = grant_roles(name, spec, identities, self, child)
         names = [scale_set.name for scale_set in self.node_scale_sets]
         common = common_outputs(selection)
@@ -143,7 +150,13 @@ class AzureGpuCluster(GpuClusterOutputs):
                 lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
             **build_monitoring_server(name, selection, monitoring, resource_group, self.network.subnet_id,
                                       self.security.nsg_id, monitoring_asg, names, tag, child),
+            **(self.slurm.outputs if self.slurm else {}),
         }
+
+
+def _with_tags(tag: Tagger, extra: dict) -> Tagger:
+    """The scale sets' tags plus the Slurm controller's address and key URL, which the nodes read through IMDS."""
+    return lambda role: {**tag(role), **extra}
 
 
 def validate(name: str, spec: ClusterSpec) -> tuple[ClusterPlan, str]:

@@ -21,6 +21,8 @@ IMAGES = {
                      "version": "latest"},
     "ubuntu-24.04": {"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "latest"},
 }
+# A Slurm cluster's driver-ready image: the Ubuntu 24.04 HPC image, whose archive has Slurm 23.11 (dynamic nodes).
+SLURM_DRIVER_READY = {"publisher": "microsoft-dsvm", "offer": "ubuntu-hpc", "sku": "2404", "version": "latest"}
 URN = re.compile(r"^(?P<publisher>[\w.-]+):(?P<offer>[\w.-]+):(?P<sku>[\w.-]+):(?P<version>[\w.-]+)$")
 RESOURCE_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Compute/"
                          r"(images/[^/]+|galleries/[^/]+/images/[^/]+(/versions/[^/]+)?)$", re.IGNORECASE)
@@ -39,9 +41,15 @@ def image_reference(spec: ClusterSpec) -> dict[str, str]:
     """ImageReference fields (snake_case), for `image_problems`-clean specs."""
     image_id = spec.image.id
     if image_id is None:
-        return dict(IMAGES[spec.image.kind])
+        return dict(default_image(spec))
     urn = URN.match(image_id)
     return urn.groupdict() if urn else {"id": image_id}
+
+
+def default_image(spec: ClusterSpec) -> dict[str, str]:
+    if spec.scheduler.kind == "slurm" and spec.image.kind == "driver-ready":
+        return SLURM_DRIVER_READY
+    return IMAGES[spec.image.kind]
 
 
 def floating_image_warning(spec: ClusterSpec) -> list[str]:

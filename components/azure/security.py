@@ -26,7 +26,7 @@ network = azure_native.network
 SSH_PORT = 22
 VNET_TAG = "VirtualNetwork"
 PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "exporters-vnet": 120,
-            "exporters-monitoring": 130, "deny": 4096}
+            "exporters-monitoring": 130, "slurm-nodes": 140, "slurm-controller": 145, "ssh-slurm": 150, "deny": 4096}
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ def exporter_port_ranges(spec: ClusterSpec) -> list[str]:
 
 
 def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
-                   monitoring_asg_id: pulumi.Input[str] | None = None) -> list[dict]:
+                   monitoring_asg_id: pulumi.Input[str] | None = None,
+                   slurm_asg_id: pulumi.Input[str] | None = None) -> list[dict]:
     """Inbound rules as `SecurityRuleArgs` keyword arguments; the cluster's nodes are `asg_id`, the monitoring
     server (when there is one) `monitoring_asg_id`, reachable on SSH from `access.ssh_cidrs` only."""
     nodes = [{"id": asg_id}]
@@ -70,17 +71,42 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
             allow("exporters-monitoring", "allow-exporters-monitoring", "Tcp", ports, source_address_prefixes=monitoring)
     from .serving import serving_nsg_rules  # inference (README "Inference")
     rules += serving_nsg_rules(spec, nodes)
+    if slurm_asg_id is not None:
+        rules += slurm_rules(spec, nodes, [{"id": slurm_asg_id}], ssh_cidrs)
     rules.append({"name": "deny-all-inbound", "priority": PRIORITY["deny"], "direction": "Inbound", "access": "Deny",
                   "protocol": "*", "source_address_prefix": "*", "source_port_range": "*",
                   "destination_address_prefix": "*", "destination_port_range": "*"})
     return rules
 
 
+def slurm_rules(spec: ClusterSpec, nodes: list[dict], controller: list[dict], ssh_cidrs: list[str]) -> list[dict]:
+    """Slurm's ports only, only between the controller's ASG and the nodes': slurmd (6818) and srun's range on the
+    nodes from the controller; slurmctld (6817) and srun's range on the controller from the nodes; SSH to the
+    controller from `access.ssh_cidrs` (the Bastion subnet), as for the monitoring server."""
+    from ..scheduler.conf import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORT_RANGE
+    srun = f"{SRUN_PORT_RANGE[0]}-{SRUN_PORT_RANGE[1]}"
+    common = {"direction": "Inbound", "access": "Allow", "protocol": "Tcp", "source_port_range": "*"}
+    rules = [
+        {**common, "name": "allow-slurm-nodes", "priority": PRIORITY["slurm-nodes"],
+         "destination_port_ranges": [str(SLURMD_PORT), srun], "source_application_security_groups": controller,
+         "destination_application_security_groups": nodes},
+        {**common, "name": "allow-slurm-controller", "priority": PRIORITY["slurm-controller"],
+         "destination_port_ranges": [str(SLURMCTLD_PORT), srun], "source_application_security_groups": nodes,
+         "destination_application_security_groups": controller},
+    ]
+    if ssh_cidrs:
+        rules.append({**common, "name": "allow-ssh-slurm", "priority": PRIORITY["ssh-slurm"],
+                      "destination_port_range": str(SSH_PORT), "source_address_prefixes": ssh_cidrs,
+                      "destination_application_security_groups": controller})
+    return rules
+
+
 def build_security(name: str, spec: ClusterSpec, resource_group: pulumi.Input[str], tag: Tagger,
-                   opts: pulumi.ResourceOptions, monitoring_asg_id: pulumi.Input[str] | None = None) -> Security:
+                   opts: pulumi.ResourceOptions, monitoring_asg_id: pulumi.Input[str] | None = None,
+                   slurm_asg_id: pulumi.Input[str] | None = None) -> Security:
     asg = network.ApplicationSecurityGroup(f"{name}-asg", resource_group_name=resource_group, location=spec.region,
                                            tags=tag("asg"), opts=opts)
-    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id, monitoring_asg_id)]
+    rules = [network.SecurityRuleArgs(**rule) for rule in security_rules(spec, asg.id, monitoring_asg_id, slurm_asg_id)]
     nsg = network.NetworkSecurityGroup(f"{name}-nsg", resource_group_name=resource_group, location=spec.region,
                                        security_rules=rules, tags=tag("nsg"), opts=opts)
     return Security(nsg_id=nsg.id, asg_id=asg.id, nsg=nsg)

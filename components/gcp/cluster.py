@@ -48,6 +48,7 @@ from .placement import build_placement_policy, placement_plan, policy_path, uses
 from .repair import build_health_check
 from .security import FirewallRule, build_firewalls, firewall_plan
 from .serving import build_serving
+from .slurm_controller import SlurmController
 from .storage import build_shared_storage
 
 TYPE_TOKEN = "gpufleet:index:GcpGpuCluster"
@@ -144,10 +145,14 @@ class GcpGpuCluster(GpuClusterOutputs):
         policy = self.placement
         workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
         image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=self)))
+        self.slurm = SlurmController(name, selection, project, networks.vpcs["net"].id, networks.subnets["subnet"].id,
+                                     self.identity.email, label, describe, child) \
+            if spec.scheduler.kind == "slurm" else None
         self.template = build_template(
             name, selection, networks, nic_layout(plan.layout), image, self.identity.email, user_data,
             policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])))
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])),
+            self.slurm.node_metadata if self.slurm else None)
         health_check = build_health_check(name, describe, child)
         self.group = build_group(name, selection, self.template, base_name, describe, child, health_check,
                                  workload_policy)
@@ -173,6 +178,7 @@ class GcpGpuCluster(GpuClusterOutputs):
             "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
                 gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
             **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
+            **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, selection, plan.monitoring, project, networks.vpcs["net"].id,
                                       networks.subnets["subnet"].id, label, describe, child),
         }

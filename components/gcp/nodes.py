@@ -56,9 +56,11 @@ def scheduling(spec: ClusterSpec, instance: InstanceType) -> dict:
     return block
 
 
-def node_metadata(user_data: pulumi.Input[str]) -> dict[str, pulumi.Input[str]]:
-    """OS Login for SSH (IAM-controlled keys), no project-wide SSH keys, and cloud-init's user data."""
-    return {"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data}
+def node_metadata(user_data: pulumi.Input[str],
+                  extra: dict[str, pulumi.Input[str]] | None = None) -> dict[str, pulumi.Input[str]]:
+    """OS Login for SSH (IAM-controlled keys), no project-wide SSH keys, and cloud-init's user data; `extra`: the
+    Slurm controller's address and key name, read by the node from its metadata server."""
+    return {"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data, **(extra or {})}
 
 
 def base_instance_name(stack: str, name: str, unique: str) -> str:
@@ -71,7 +73,8 @@ def base_instance_name(stack: str, name: str, unique: str) -> str:
 def build_template(name: str, selection: Selection, networks: ClusterNetworks, nics: list[NicSlot],
                    image: BootImage, account_email: pulumi.Input[str], user_data: pulumi.Input[str],
                    placement_policy: pulumi.Input[str] | None, label: Labeler, describe: Describer,
-                   opts: pulumi.ResourceOptions) -> gcp.compute.InstanceTemplate:
+                   opts: pulumi.ResourceOptions,
+                   extra_metadata: dict[str, pulumi.Input[str]] | None = None) -> gcp.compute.InstanceTemplate:
     spec, instance = selection.spec, selection.instance
     return gcp.compute.InstanceTemplate(
         f"{name}-template",
@@ -79,7 +82,7 @@ def build_template(name: str, selection: Selection, networks: ClusterNetworks, n
         description=describe("template"),
         instance_description=f"gpufleet {instance.name} node",
         labels=label("node"),
-        metadata=node_metadata(user_data),
+        metadata=node_metadata(user_data, extra_metadata),
         can_ip_forward=False,
         disks=[gcp.compute.InstanceTemplateDiskArgs(
             boot=True, auto_delete=True, source_image=image.source, disk_size_gb=spec.root_disk_gib,

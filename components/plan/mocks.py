@@ -36,6 +36,10 @@ COMPUTED_OUTPUTS: dict[str, dict] = {
     "gcp:lustre/instance:Instance": {"mountPoint": "10.90.0.2@tcp:/lustrefs"},
     "gcp:compute/globalAddress:GlobalAddress": {"address": "10.90.0.0"},
     "gcp:filestore/instance:Instance": {"networks": [{"ipAddresses": ["10.91.0.2"]}]},
+    # The Slurm controller's stable private address (scheduler.kind: slurm), which its slurm.conf and the nodes carry.
+    "aws:ec2/networkInterface:NetworkInterface": {"privateIp": "10.0.0.10"},
+    "gcp:compute/address:Address": {"address": "10.0.0.10"},
+    "azure-native:network:NetworkInterface": {"ipConfigurations": [{"privateIPAddress": "10.0.0.10"}]},
     "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
     # The node-config bucket's name, which the boothook in the launch template carries (AWS names it from a prefix).
     "aws:s3/bucket:Bucket": {"bucket": "gpufleet-node-config-placeholder",

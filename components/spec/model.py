@@ -19,6 +19,7 @@ from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .monitoring import Monitoring
 from .node import NodeSoftware
 from .permissions import NodePermissions
+from .scheduler import Scheduler
 from .ssh import parse_public_key
 from .storage import Storage
 from .strict import Amount, Cidr, Count, StrictModel
@@ -151,3 +152,4 @@ class ClusterSpec(StrictModel):
     monitoring: Monitoring = Field(default_factory=Monitoring)
     job: JobEstimate | None = None
     """An MLPerf workload the plan prices per job (cost and hours on this cluster) beside the hourly cost. Default: none."""
+    scheduler: Scheduler = Field(default_factory=Scheduler)

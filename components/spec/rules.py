@@ -14,6 +14,7 @@ from .errors import Problem
 from .inference_rules import INFERENCE_RULES
 from .lifecycle_rules import LIFECYCLE_RULES
 from .model import ClusterSpec
+from .scheduler_rules import SCHEDULER_RULES
 from .storage_rules import STORAGE_RULES  # storage, permissions, existing networks
 
 CLOUD_FABRICS = {"aws": ("efa",), "azure": ("infiniband",), "gcp": ("gpudirect",)}
@@ -168,6 +169,7 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     tags_are_valid,
     *LIFECYCLE_RULES,
     *INFERENCE_RULES,
+    *SCHEDULER_RULES,
 )
 
 

@@ -45,7 +45,7 @@ GCP_G2 = catalog_row("gcp", "g2-standard-8")
 
 
 def selection_for(instance: InstanceType, nodes: int = 2, market: str = "on-demand", node: dict | None = None,
-                  image: str = "driver-ready") -> Selection:
+                  image: str = "driver-ready", scheduler: dict | None = None) -> Selection:
     """A Selection for `instance`, built the way the selector builds one but without its price, zone and node
     checks (the node rules are tested on their own)."""
     zone = {"aws": "us-east-2a", "azure": "1", "gcp": "us-central1-a"}[instance.cloud]
@@ -55,6 +55,8 @@ def selection_for(instance: InstanceType, nodes: int = 2, market: str = "on-dema
            "image": {"kind": image}}
     if node is not None:
         raw["node"] = node
+    if scheduler is not None:
+        raw["scheduler"] = scheduler
     spec = parse_cluster_spec(raw)
     from gpufleet.catalog.selector import NodePrice
     fabric = instance.fabric if nodes > 1 else None
@@ -95,6 +97,10 @@ CASES = {
     "gcp-a3-mega": lambda: selection_for(GCP_A3_MEGA),
     "gcp-a3-ultra-stock": lambda: selection_for(GCP_A3_ULTRA, image="ubuntu-22.04", node={"mps": {"enabled": True}}),
     "gcp-g2-dev": lambda: selection_for(GCP_G2, nodes=1, market="spot"),
+    # scheduler.kind: slurm on each cloud (its own join section of slurm/join).
+    "aws-p5-slurm": lambda: _aws("p5.48xlarge", market="spot", scheduler={"kind": "slurm"}),
+    "azure-nd-slurm": lambda: selection_for(AZURE_ND_H100, market="spot", scheduler={"kind": "slurm"}),
+    "gcp-a3-mega-slurm": lambda: selection_for(GCP_A3_MEGA, scheduler={"kind": "slurm", "slurm": {"requeue": False}}),
 }
 
 

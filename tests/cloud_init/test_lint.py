@@ -57,7 +57,8 @@ def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
     seen: dict[str, str] = {}
     checks: dict[Path, list[str]] = {}
     for name in ("aws-p5-stock-everything", "aws-p5-stock-storage", "azure-nd-h100", "gcp-a3-ultra-stock",
-                 "aws-p4d-mig", "stack-azure-train", "stack-gcp-train"):
+                 "aws-p4d-mig", "stack-azure-train", "stack-gcp-train", "aws-p5-slurm", "azure-nd-slurm",
+                 "gcp-a3-mega-slurm"):
         folder = tmp_path / name
         for path, entry in written_files(rendered[name][1]).items():
             head = entry["content"].split("\n", 1)[0]

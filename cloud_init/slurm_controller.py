@@ -1,0 +1,74 @@
+"""The Slurm controller's cloud-config: the files slurmctld serves (rendered by `gpufleet.scheduler`, passed in as
+text, since cloud_init never imports components), its settings and one setup script.
+
+A small CPU VM from the distribution's Ubuntu 24.04 image: no GPU stack, no public address. It holds the munge
+key's *name* only; the setup script reads the key with the controller's own identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .env import quote_env_value
+from .parts import for_node
+from .yaml_entries import yaml_by_entry
+
+SETUP_SCRIPT = Path(__file__).parent / "controller" / "gpufleet-slurm-controller-setup"
+SETUP_PATH = "/usr/local/sbin/gpufleet-slurm-controller-setup"
+ENV_PATH = "/etc/gpufleet-slurm/controller.env"
+CLOUDS = ("aws", "azure", "gcp")
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """Everything the controller VM needs; the same config renders the same bytes."""
+
+    cloud: str
+    hostname: str
+    files: tuple[tuple[str, str], ...]
+    """(name under /etc/slurm, content): slurm.conf, cgroup.conf, gres.conf."""
+    munge_key_name: str
+    """AWS SSM parameter name, GCP secret resource name, Azure Key Vault secret URL."""
+    state_device: str
+    """The state disk's stable device path."""
+    region: str = ""
+
+    def __post_init__(self) -> None:
+        if self.cloud not in CLOUDS:
+            raise ValueError(f"ControllerConfig.cloud: got {self.cloud!r}; expected one of {', '.join(CLOUDS)}")
+
+
+def controller_document(config: ControllerConfig) -> dict:
+    env = [("CLOUD", config.cloud), ("MUNGE_KEY_NAME", config.munge_key_name), ("STATE_DEVICE", config.state_device),
+           ("AWS_REGION", config.region)]
+    script = for_node(SETUP_SCRIPT.read_text(), {config.cloud})
+    files = [{"path": f"/etc/slurm/{name}", "owner": "root:root", "permissions": "0644", "content": content}
+             for name, content in config.files]
+    files += [
+        {"path": ENV_PATH, "owner": "root:root", "permissions": "0644",
+         "content": "\n".join(quote_env_value(name, value) for name, value in env) + "\n"},
+        {"path": SETUP_PATH, "owner": "root:root", "permissions": "0755",
+         "content": script},
+    ]
+    return {"hostname": config.hostname, "fqdn": config.hostname, "prefer_fqdn_over_hostname": False,
+            "manage_etc_hosts": True, "package_update": False, "write_files": files, "runcmd": [[SETUP_PATH]]}
+
+
+def render_controller_cloud_config(config: ControllerConfig) -> str:
+    """`#cloud-config` text for the controller VM."""
+    return "#cloud-config\n" + yaml_by_entry(controller_document(config), _dump)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks, so the files stay readable in the user data."""
+
+
+_Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
+
+
+def _dump(value: object) -> str:
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=False)

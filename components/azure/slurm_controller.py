@@ -1,0 +1,158 @@
+"""The Slurm controller on Azure (`gpufleet:index:SlurmController`): one small VM in the cluster subnet, no public
+IP, reached through Azure Bastion like the monitoring server.
+
+- address: its own NIC (the cluster's NSG, the controller's application security group), so the private address
+  the nodes know survives a replaced VM;
+- state: a separate managed disk (encrypted at rest with platform keys) on LUN 0 for StateSaveLocation, detached,
+  not deleted, when the VM goes;
+- munge key: a Key Vault (RBAC) secret written once (gpufleet.scheduler.key); `Key Vault Secrets User` on that
+  secret only, for the controller's identity and the scale sets' identities;
+- network: the NSG admits slurmd (6818) and srun's range on the nodes from the controller's ASG, slurmctld (6817)
+  and srun's range on the controller from the nodes' ASG (gpufleet.azure.security.slurm_rules).
+The nodes read the controller's address and the secret's URL from their tags (IMDS), so their user data names
+neither. Children are named f"{name}-slurm-{role}" (roles: asg, nic, state, vault, key, key-access, key-nodes-<i>,
+controller).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from gpufleet import cloud_init
+from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
+
+from ..catalog.selector import Selection
+from ..scheduler.conf import controller_files, slurm_settings
+from ..scheduler.key import keep_first_value, munge_key
+from .monitoring_server import DATA_DEVICE, KEY_VAULT_SECRETS_USER, UBUNTU, stable_guid
+from .nodes import ADMIN_USER
+from .tagging import Tagger
+
+compute, network, authorization = azure_native.compute, azure_native.network, azure_native.authorization
+TYPE_TOKEN = "gpufleet:index:SlurmController"
+DEFAULT_VM_SIZE = "Standard_D2s_v5"
+CONTROLLER_TAG = "gpufleet-slurm-controller"
+KEY_TAG = "gpufleet-slurm-key"
+SECRET_NAME = "gpufleet-slurm-munge-key"
+
+
+def slurm_vault_name(subscription: str, resource_group: str, stack: str, name: str) -> str:
+    """3-24 characters, globally unique: a hash of where the cluster lives."""
+    return "gfs" + hashlib.sha256(f"{subscription}/{resource_group}/{stack}/{name}/slurm".encode()).hexdigest()[:20]
+
+
+def build_slurm_asg(name: str, region: str, resource_group: pulumi.Input[str], enabled: bool, tag: Tagger,
+                    opts: pulumi.ResourceOptions) -> pulumi.Output[str] | None:
+    """The controller's application security group (the NSG's Slurm rules need it first), or None without Slurm."""
+    if not enabled:
+        return None
+    return network.ApplicationSecurityGroup(f"{name}-slurm-asg", resource_group_name=resource_group,
+                                            location=region, tags=tag("slurm-asg"), opts=opts).id
+
+
+class SlurmController(pulumi.ComponentResource):
+    """slurmctld for one cluster; `node_tags` go on the scale sets, `outputs` into the cluster's."""
+
+    def __init__(self, name: str, selection: Selection, resource_group: pulumi.Input[str],
+                 subnet_id: pulumi.Input[str], nsg_id: pulumi.Input[str], asg_id: pulumi.Input[str], tag: Tagger,
+                 opts: pulumi.ResourceOptions):
+        super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
+        spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
+        child = pulumi.ResourceOptions(parent=self)
+        client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        self.client = client
+        nic = network.NetworkInterface(
+            f"{role}-nic", resource_group_name=resource_group, location=spec.region, tags=tag("slurm-nic"),
+            network_security_group=network.NetworkSecurityGroupArgs(id=nsg_id),
+            ip_configurations=[network.NetworkInterfaceIPConfigurationArgs(
+                name="private", primary=True, subnet=network.SubnetArgs(id=subnet_id),
+                private_ip_allocation_method="Dynamic",
+                application_security_groups=[network.ApplicationSecurityGroupArgs(id=asg_id)])], opts=child)
+        address = nic.ip_configurations.apply(lambda configs: configs[0].private_ip_address if configs else None)
+        state = compute.Disk(f"{role}-state", resource_group_name=resource_group, location=spec.region,
+                             disk_size_gb=spec.scheduler.slurm.state_disk_gib,
+                             sku=compute.DiskSkuArgs(name="StandardSSD_LRS"),
+                             creation_data=compute.CreationDataArgs(create_option="Empty"),
+                             encryption=compute.EncryptionArgs(type="EncryptionAtRestWithPlatformKey"),
+                             tags=tag("slurm-state"), opts=child)
+        vault = azure_native.keyvault.Vault(
+            f"{role}-vault", resource_group_name=resource_group, location=spec.region, tags=tag("slurm-vault"),
+            vault_name=pulumi.Output.all(client.subscription_id, resource_group).apply(
+                lambda values: slurm_vault_name(values[0], values[1], stack, name)),
+            properties=azure_native.keyvault.VaultPropertiesArgs(
+                tenant_id=client.tenant_id, sku=azure_native.keyvault.SkuArgs(family="A", name="standard"),
+                enable_rbac_authorization=True, enable_soft_delete=True, soft_delete_retention_in_days=7),
+            opts=child)
+        self.key = azure_native.keyvault.Secret(
+            f"{role}-key", resource_group_name=resource_group, vault_name=vault.name, secret_name=SECRET_NAME,
+            properties=azure_native.keyvault.SecretPropertiesArgs(value=munge_key()), tags=tag("slurm-key"),
+            opts=keep_first_value("azure", child))
+        key_url = pulumi.Output.concat("https://", vault.name, ".vault.azure.net/secrets/", SECRET_NAME)
+        custom_data = pulumi.Output.all(address, key_url).apply(lambda values: cloud_init.encode_user_data(
+            controller_user_data(selection, name, values[0], values[1]), "azure"))
+        server = compute.VirtualMachine(
+            f"{role}-controller", resource_group_name=resource_group, location=spec.region,
+            tags=tag("slurm-controller"),
+            hardware_profile=compute.HardwareProfileArgs(
+                vm_size=spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE),
+            identity=compute.VirtualMachineIdentityArgs(type="SystemAssigned"),
+            security_profile=compute.SecurityProfileArgs(security_type="TrustedLaunch",
+                                                         uefi_settings=compute.UefiSettingsArgs(
+                                                             secure_boot_enabled=True, v_tpm_enabled=True)),
+            storage_profile=compute.StorageProfileArgs(
+                image_reference=compute.ImageReferenceArgs(**UBUNTU),
+                os_disk=compute.OSDiskArgs(create_option="FromImage", delete_option="Delete", disk_size_gb=30,
+                                           managed_disk=compute.ManagedDiskParametersArgs(
+                                               storage_account_type="StandardSSD_LRS")),
+                data_disks=[compute.DataDiskArgs(lun=0, create_option="Attach", delete_option="Detach",
+                                                 managed_disk=compute.ManagedDiskParametersArgs(id=state.id))]),
+            os_profile=compute.OSProfileArgs(
+                computer_name=slurm_settings(selection, name).controller_host, admin_username=ADMIN_USER,
+                custom_data=custom_data,
+                linux_configuration=compute.LinuxConfigurationArgs(
+                    disable_password_authentication=True, provision_vm_agent=True,
+                    ssh=compute.SshConfigurationArgs(public_keys=[compute.SshPublicKeyArgs(
+                        path=f"/home/{ADMIN_USER}/.ssh/authorized_keys", key_data=spec.access.ssh_public_key)]))),
+            network_profile=compute.NetworkProfileArgs(network_interfaces=[
+                compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]),
+            # The NIC and the state disk are their own resources: the old VM must release them first.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.key],
+                                                                            delete_before_replace=True)))
+        principal = server.identity.apply(lambda identity: identity.principal_id if identity else None)
+        self.grant_key(f"{role}-key-access", principal, stack, name, child)
+        self.address = address
+        self.node_tags = {CONTROLLER_TAG: address, KEY_TAG: key_url}
+        self.outputs = {
+            "slurm_controller_address": address,
+            "slurm_shell": pulumi.Output.concat(
+                "az network bastion ssh --name <bastion-name> --resource-group <bastion-resource-group> ",
+                "--target-resource-id ", server.id, f" --auth-type ssh-key --username {ADMIN_USER} ",
+                "--ssh-key <private-key>  # then: sinfo; squeue"),
+        }
+        self.register_outputs({"address": address, "vm_id": server.id})
+
+    def grant_key(self, resource_name: str, principal: pulumi.Input[str], stack: str, name: str,
+                  opts: pulumi.ResourceOptions) -> None:
+        """`Key Vault Secrets User` on the munge key only (not the vault, not the subscription)."""
+        authorization.RoleAssignment(
+            resource_name, scope=self.key.id, principal_id=principal, principal_type="ServicePrincipal",
+            role_assignment_name=stable_guid(stack, name, resource_name),
+            role_definition_id=pulumi.Output.concat("/subscriptions/", self.client.subscription_id,
+                                                    "/providers/Microsoft.Authorization/roleDefinitions/",
+                                                    KEY_VAULT_SECRETS_USER), opts=opts)
+
+    def grant_nodes(self, name: str, principals: list[pulumi.Input[str]]) -> None:
+        """The scale sets' identities read the key too (they exist only after the controller)."""
+        for index, principal in enumerate(principals):
+            self.grant_key(f"{name}-slurm-key-nodes-{index}", principal, pulumi.get_stack(), name,
+                           pulumi.ResourceOptions(parent=self))
+
+
+def controller_user_data(selection: Selection, name: str, address: str, key_url: str) -> str:
+    settings = slurm_settings(selection, name, address)
+    return render_controller_cloud_config(ControllerConfig(
+        cloud="azure", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
+        munge_key_name=key_url, state_device=DATA_DEVICE))

@@ -1,0 +1,120 @@
+"""The Slurm controller on GCP (`gpufleet:index:SlurmController`): one VM in the cluster subnet, no external IP,
+reached through IAP like the monitoring server.
+
+- address: a reserved internal address, so the address the nodes know survives a replaced VM;
+- state: a separate pd-balanced disk (encrypted at rest, as every PD) for StateSaveLocation, kept when the VM is
+  replaced; it appears as /dev/disk/by-id/google-slurm-state;
+- munge key: a Secret Manager secret written once (gpufleet.scheduler.key); `secretAccessor` on that secret only,
+  for the controller's own service account and the nodes' account;
+- network: one rule admits slurmctld (6817) and srun's range to the controller's account from the nodes' account
+  only; the nodes already admit the subnet (fw-internal), where the controller lives; IAP reaches port 22.
+The nodes read the controller's address and the secret's name from their instance metadata, so their user data
+names neither. Children are named f"{name}-slurm-{role}" (roles: sa, key, key-version, key-access, key-nodes,
+address, state, fw, fw-iap, controller).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
+
+from ..catalog.selector import Selection
+from ..scheduler.conf import SLURMCTLD_PORT, SRUN_PORT_RANGE, controller_files, slurm_settings
+from ..scheduler.key import keep_first_value, munge_key
+from .labels import Describer, Labeler, short_name
+from .monitoring_server import CLOUD_PLATFORM_SCOPE, SECRET_ACCESSOR, UBUNTU_IMAGE
+from .security import IAP_RANGE, SSH_PORT
+
+TYPE_TOKEN = "gpufleet:index:SlurmController"
+DEFAULT_MACHINE_TYPE = "n2-standard-2"
+STATE_DEVICE_NAME = "slurm-state"
+ROOT_DISK_GB = 30
+CONTROLLER_KEY = "gpufleet-slurm-controller"
+KEY_KEY = "gpufleet-slurm-key"
+
+
+def controller_names(stack: str, name: str) -> dict[str, str]:
+    return {"instance": short_name(f"{name}-{stack}-slurmctld", 63), "account": short_name(f"{name}-{stack}-slurm", 30),
+            "secret": short_name(f"{name}-{stack}-slurm-munge-key", 200, allowed="a-z0-9_-"),
+            "address": short_name(f"{name}-{stack}-slurmctld", 63)}
+
+
+class SlurmController(pulumi.ComponentResource):
+    """slurmctld for one cluster; `node_metadata` goes on the nodes' template, `outputs` into the cluster's."""
+
+    def __init__(self, name: str, selection: Selection, project: pulumi.Input[str], network_id: pulumi.Input[str],
+                 subnet_id: pulumi.Input[str], node_account_email: pulumi.Input[str], label: Labeler,
+                 describe: Describer, opts: pulumi.ResourceOptions):
+        super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
+        spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
+        child = pulumi.ResourceOptions(parent=self)
+        names = controller_names(stack, name)
+        account = gcp.serviceaccount.Account(f"{role}-sa", account_id=names["account"], project=project,
+                                             display_name=f"gpufleet {name} Slurm controller",
+                                             description=describe("slurm-sa"), opts=child)
+        email = pulumi.Output.concat(names["account"], "@", project, ".iam.gserviceaccount.com")
+        secret = gcp.secretmanager.Secret(
+            f"{role}-key", secret_id=names["secret"], project=project, labels=label("slurm-key"),
+            replication=gcp.secretmanager.SecretReplicationArgs(auto=gcp.secretmanager.SecretReplicationAutoArgs()),
+            opts=child)
+        version = gcp.secretmanager.SecretVersion(f"{role}-key-version", secret=secret.id, secret_data=munge_key(),
+                                                  opts=keep_first_value("gcp", child))
+        for suffix, member in (("access", pulumi.Output.concat("serviceAccount:", email)),
+                               ("nodes", pulumi.Output.concat("serviceAccount:", node_account_email))):
+            gcp.secretmanager.SecretIamMember(f"{role}-key-{suffix}", secret_id=secret.id, project=project,
+                                              role=SECRET_ACCESSOR, member=member,
+                                              opts=pulumi.ResourceOptions.merge(
+                                                  child, pulumi.ResourceOptions(depends_on=[account])))
+        address = gcp.compute.Address(f"{role}-address", name=names["address"], project=project, region=spec.region,
+                                      address_type="INTERNAL", subnetwork=subnet_id,
+                                      description=describe("slurm-address"), opts=child)
+        state = gcp.compute.Disk(f"{role}-state", zone=spec.zone, project=project,
+                                 size=spec.scheduler.slurm.state_disk_gib, type="pd-balanced",
+                                 labels=label("slurm-state"), description=describe("slurm-state"), opts=child)
+        gcp.compute.Firewall(
+            f"{role}-fw", network=network_id, project=project, direction="INGRESS", priority=1000,
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[
+                str(SLURMCTLD_PORT), f"{SRUN_PORT_RANGE[0]}-{SRUN_PORT_RANGE[1]}"])],
+            source_service_accounts=[node_account_email], target_service_accounts=[email],
+            description=f"slurmctld and srun from the cluster's nodes; {describe('slurm-fw')}", opts=child)
+        gcp.compute.Firewall(
+            f"{role}-fw-iap", network=network_id, project=project, direction="INGRESS", priority=1000,
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(SSH_PORT)])], source_ranges=[IAP_RANGE],
+            target_service_accounts=[email], description=f"SSH through IAP to the Slurm controller; "
+                                                         f"{describe('slurm-fw-iap')}", opts=child)
+        key_name = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"])
+        user_data = pulumi.Output.all(address.address, key_name).apply(
+            lambda values: controller_user_data(selection, name, values[0], values[1]))
+        server = gcp.compute.Instance(
+            f"{role}-controller", name=names["instance"], zone=spec.zone, project=project,
+            machine_type=spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE,
+            boot_disk=gcp.compute.InstanceBootDiskArgs(
+                initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
+                    image=UBUNTU_IMAGE, size=ROOT_DISK_GB, type="pd-balanced", labels=label("slurm-boot-disk"))),
+            attached_disks=[gcp.compute.InstanceAttachedDiskArgs(source=state.id, device_name=STATE_DEVICE_NAME)],
+            network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=subnet_id,
+                                                                         network_ip=address.address)],
+            service_account=gcp.compute.InstanceServiceAccountArgs(email=email, scopes=[CLOUD_PLATFORM_SCOPE]),
+            shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True),
+            metadata={"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data},
+            labels=label("slurm-controller"), allow_stopping_for_update=True, description=describe("slurm-controller"),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=[account, version], ignore_changes=["bootDisk.initializeParams.image"])))
+        self.address = address.address
+        self.node_metadata = {CONTROLLER_KEY: address.address, KEY_KEY: key_name}
+        self.outputs = {
+            "slurm_controller_address": address.address,
+            "slurm_shell": pulumi.Output.concat("gcloud compute ssh ", server.name, " --zone ", spec.zone,
+                                                " --tunnel-through-iap  # then: sinfo; squeue"),
+        }
+        self.register_outputs({"address": self.address, "instance": server.name})
+
+
+def controller_user_data(selection: Selection, name: str, address: str, key_name: str) -> str:
+    settings = slurm_settings(selection, name, address)
+    return render_controller_cloud_config(ControllerConfig(
+        cloud="gcp", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
+        munge_key_name=key_name, state_device=f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}"))

