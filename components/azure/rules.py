@@ -140,7 +140,7 @@ def mixed_market_without_infiniband(selection: Selection, partition: InfinibandP
 
 def size_runs_gpufleet_node_software(selection: Selection) -> list[Problem]:
     driver = selection.instance.extra.get("gpu_driver")
-    if driver is None:
+    if driver is None or selection.instance.unsupported_driver is None:  # vGPU slices: gpufleet installs GRID
         return []
     return [Problem("accelerator", selection.instance.name, f"this size needs NVIDIA's {driver.upper()} driver, which "
                     "neither the HPC image nor gpufleet's node setup installs; pick an NC or ND size")]
