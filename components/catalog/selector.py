@@ -64,7 +64,8 @@ def select(spec: ClusterSpec, catalog: Catalog | None = None) -> Selection:
                           placement_group=_placement_group(spec, fabric, instance), price=price, warnings=tuple(warnings))
     vgpu_problems = check_vgpu_slice(selection)
     refused = {p.path for p in vgpu_problems}  # one message per field: the slice's reason, not a generic one
-    node_problems = [p for p in check_node_software(selection) if p.path not in refused]
+    node_problems = [p for p in check_node_software(selection)
+                     if not any(p.path == r or p.path.startswith((f"{r}.", f"{r}[")) for r in refused)]
     if vgpu_problems or node_problems:
         raise SpecError([*vgpu_problems, *node_problems])
     return selection
