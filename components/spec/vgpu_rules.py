@@ -89,6 +89,19 @@ def no_datacenter_driver_on_a_slice(selection: Selection, today: date) -> list[P
                     "and gpufleet installs the GRID guest driver the cloud names for it")]
 
 
+def grid_driver_can_be_verified(selection: Selection, today: date) -> list[Problem]:
+    """A cloud that publishes no checksum for its GRID driver (Azure) needs the spec to pin one: the node never runs
+    a driver it cannot check."""
+    from ..catalog.vgpu_drivers import vgpu_drivers
+    driver = vgpu_drivers()[selection.spec.cloud]
+    if not driver.needs_pinned_checksum or selection.spec.node.driver.grid_sha256:
+        return []
+    file = driver.url.rsplit("/", 1)[-1]
+    return [Problem("node.driver.grid_sha256", None, f"required for {selection.instance.name}: {selection.spec.cloud} "
+                    f"publishes no checksum for the GRID driver it names ({file}), and a node runs no driver it "
+                    f"cannot verify; give the file's SHA-256 (`sha256sum {file}` on a copy you trust)")]
+
+
 VGPU_RULES: tuple[Callable[[Selection, date], list[Problem]], ...] = (
     no_datacenter_driver_on_a_slice,
     no_mig_on_a_slice,
@@ -96,12 +109,15 @@ VGPU_RULES: tuple[Callable[[Selection, date], list[Problem]], ...] = (
     no_rdma_fabric_on_a_slice,
     no_multi_node_nccl_on_a_slice,
     no_placement_group_for_a_slice,
+    grid_driver_can_be_verified,
 )
 
 
 def check_vgpu_slice(selection: Selection, today: date | None = None) -> list[Problem]:
-    """Every problem of asking a vGPU slice for what only a whole GPU has; none for whole-GPU types."""
+    """Every problem of asking a vGPU slice for what only a whole GPU has; for whole-GPU types, a GRID pin."""
     if not selection.instance.is_vgpu_slice:
-        return []
+        pin = selection.spec.node.driver.grid_sha256
+        return [Problem("node.driver.grid_sha256", pin, f"{selection.instance.name} takes NVIDIA's datacenter driver; "
+                        "the GRID pin applies to vGPU slices only: drop it")] if pin else []
     today = today or date.today()
     return [problem for rule in VGPU_RULES for problem in rule(selection, today)]

@@ -18,6 +18,7 @@ GOOD = {
             "accelerator": {"gpu": "L4", "gpu_fraction": 0.25}, "image": {"kind": "ubuntu-22.04"}},
     "azure": {"cloud": "azure", "region": "westeurope", "nodes": 2,
               "accelerator": {"gpu": "A10", "gpu_fraction": 1 / 6}, "image": {"kind": "ubuntu-22.04"},
+              "node": {"driver": {"grid_sha256": "ab" * 32}},
               "access": {"ssh_public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw "
                          "you@example.com"}},
     "gcp": {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-b", "nodes": 2,
@@ -103,7 +104,8 @@ def test_whole_gpu_types_keep_their_rules():
 SLICE_PLANS = {
     "aws-dev": ("accelerator.instance_type=null", "accelerator.gpu=L4", "accelerator.gpu_fraction=0.25",
                 "image.kind=ubuntu-22.04", "nodes=2"),
-    "azure-dev": ("accelerator.instance_type=Standard_NV12ads_A10_v5", "region=westeurope", "image.kind=ubuntu-22.04"),
+    "azure-dev": ("accelerator.instance_type=Standard_NV12ads_A10_v5", "region=westeurope", "image.kind=ubuntu-22.04",
+                  f"node.driver.grid_sha256={'ab' * 32}"),
     "gcp-dev": ("accelerator.instance_type=g4-standard-12", "zone=us-central1-b", "image.kind=ubuntu-22.04"),
 }
 NODE_TYPE = {"aws-dev": ("aws:ec2/launchTemplate:LaunchTemplate", "instanceType", "g6f.2xlarge"),
@@ -120,3 +122,28 @@ def test_a_slice_plans_on_each_cloud_and_passes_the_policy_pack(stack):
     value = nodes[0]["inputs"][key]
     assert (value["name"] if isinstance(value, dict) else value) == expected
     assert mandatory(check_plan(document)) == []
+
+
+def test_azure_needs_the_grid_driver_pinned_because_microsoft_publishes_no_checksum():
+    spec = {k: v for k, v in GOOD["azure"].items() if k != "node"}
+    (problem,) = problems(spec)
+    assert problem.path == "node.driver.grid_sha256" and "NVIDIA-Linux-x86_64-570.211.01-grid-azure.run" in \
+        problem.expected and "sha256sum" in problem.expected
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+def test_aws_and_gcp_verify_against_their_listing_without_a_pin(cloud):
+    assert select(parse_cluster_spec(GOOD[cloud]), CAT).spec.node.driver.grid_sha256 is None
+
+
+def test_a_grid_pin_on_a_whole_gpu_type_is_refused():
+    spec = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1,
+            "accelerator": {"instance_type": "g6.xlarge"}, "node": {"driver": {"grid_sha256": "ab" * 32}}}
+    assert [p.path for p in problems(spec)] == ["node.driver.grid_sha256"]
+
+
+@pytest.mark.parametrize("value", ["abc", "AB" * 32, "g" * 64])
+def test_a_grid_pin_that_is_no_sha256_is_refused_at_the_field(value):
+    with pytest.raises(SpecError) as caught:
+        parse_cluster_spec(_merge(GOOD["azure"], {"node": {"driver": {"grid_sha256": value}}}))
+    assert [p.path for p in caught.value.problems] == ["node.driver.grid_sha256"]
