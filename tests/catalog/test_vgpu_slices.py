@@ -184,3 +184,13 @@ def test_spec_gpu_fraction_outside_0_to_1_is_refused_at_the_field(value):
     with pytest.raises(SpecError) as caught:
         parse_cluster_spec({**SPEC, "accelerator": {"gpu": "L4", "gpu_fraction": value}})
     assert [p.path for p in caught.value.problems] == ["accelerator.gpu_fraction"]
+
+
+def test_readme_vgpu_table_is_current():
+    from pathlib import Path
+
+    from gpufleet.catalog.vgpu_table import vgpu_table
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert vgpu_table() in readme, ("README.md vGPU table is stale: regenerate it with "
+                                    "`.venv/bin/python -m gpufleet.catalog.vgpu_table --write`")
+    assert vgpu_table().count("\n| ") == len(SLICES) + 1  # the header and one row per slice
