@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
-
 from gpufleet.cloud_init.config import VgpuDriverConfig
 
 from .bench.expected import node_expectation
