@@ -81,7 +81,11 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | 
     rows = [i for i in catalog.instances_of(spec.cloud, gpu.model) if not i.unsupported_driver]
     if acc.gpu_fraction is not None:
         return _pick_slice(spec, catalog, gpu, rows)
+    slices = sorted({i.gpu_fraction for i in rows if i.is_vgpu_slice})
     rows = [i for i in rows if not i.is_vgpu_slice]  # whole-GPU specs never get a slice
+    if not rows and slices:
+        return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is offered on {spec.cloud} only as vGPU slices "
+                              f"here; set `accelerator.gpu_fraction` to one of {', '.join(f'{f:g}' for f in slices)}")]
     if not rows:
         return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is not offered on {spec.cloud}; offered there: "
                               f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))}")]

@@ -194,3 +194,14 @@ def test_readme_vgpu_table_is_current():
     assert vgpu_table() in readme, ("README.md vGPU table is stale: regenerate it with "
                                     "`.venv/bin/python -m gpufleet.catalog.vgpu_table --write`")
     assert vgpu_table().count("\n| ") == len(SLICES) + 1  # the header and one row per slice
+
+
+def test_a_whole_gpu_spec_of_a_gpu_sold_only_in_slices_names_the_shares():
+    spec = parse_cluster_spec({"cloud": "azure", "region": "westeurope", "nodes": 1, "accelerator": {"gpu": "A10"},
+                               "access": {"ssh_public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1w"
+                                          "bGUtcmVwbGFjZS1tZS0wMDAw a@b"}})
+    with pytest.raises(SpecError) as caught:
+        select(spec, CAT)
+    (problem,) = caught.value.problems
+    assert problem.path == "accelerator.gpu" and "only as vGPU slices" in problem.expected
+    assert "0.16667, 0.33333, 0.5" in problem.expected

@@ -147,3 +147,20 @@ def test_a_grid_pin_that_is_no_sha256_is_refused_at_the_field(value):
     with pytest.raises(SpecError) as caught:
         parse_cluster_spec(_merge(GOOD["azure"], {"node": {"driver": {"grid_sha256": value}}}))
     assert [p.path for p in caught.value.problems] == ["node.driver.grid_sha256"]
+
+
+SLICE_CLI = ["--set", "accelerator={gpu: L4, gpu_fraction: 0.25}", "--set", "image.kind=ubuntu-22.04"]
+
+
+@pytest.mark.parametrize("overrides, field", [
+    (["--set", "node.mps.enabled=true"], "`node.mps.enabled`"),
+    (["--set", "fabric=efa"], "`fabric`"),
+    (["--set", "image.kind=driver-ready"], "`image.kind`"),
+    (["--set", "accelerator.gpu_fraction=2"], "`accelerator.gpu_fraction`"),
+])
+def test_the_cli_exits_2_with_one_message_naming_the_field(capsys, overrides, field):
+    from gpufleet.plan.cli import main
+    code = main(["plan", "aws-dev", *SLICE_CLI, *overrides])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 2 and field in text and text.count("problem(s)") == 1 and "Traceback" not in text, text
