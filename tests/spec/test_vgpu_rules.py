@@ -164,3 +164,18 @@ def test_the_cli_exits_2_with_one_message_naming_the_field(capsys, overrides, fi
     out = capsys.readouterr()
     text = out.out + out.err
     assert code == 2 and field in text and text.count("problem(s)") == 1 and "Traceback" not in text, text
+
+
+def test_an_aws_slice_node_may_read_only_the_pinned_driver_prefix():
+    document = plan_doc("aws-dev", *SLICE_PLANS["aws-dev"])
+    policies = [r for r in document["resources"] if r["type"] == "aws:iam/rolePolicy:RolePolicy"
+                and r["name"].endswith("-role-grid-driver")]
+    assert len(policies) == 1
+    import json
+    statements = json.loads(policies[0]["inputs"]["policy"])["Statement"]
+    assert [(s["Action"], s["Resource"]) for s in statements] == [
+        ("s3:ListBucket", "arn:aws:s3:::ec2-linux-nvidia-drivers"),
+        ("s3:GetObject", "arn:aws:s3:::ec2-linux-nvidia-drivers/grid-19.5/*")]
+    assert statements[0]["Condition"] == {"StringLike": {"s3:prefix": ["grid-19.5/*"]}}
+    whole = plan_doc("aws-dev")
+    assert not any(r["name"].endswith("-role-grid-driver") for r in whole["resources"])
