@@ -42,6 +42,31 @@ class MpsConfig:
     active_thread_percentage: int | None = None
 
 
+VGPU_SOURCE_KINDS = ("aws-s3", "gcs", "url")
+
+
+@dataclass(frozen=True)
+class VgpuDriverConfig:
+    """A vGPU slice's GRID guest driver (install.d/20-vgpu-driver, fetched and checked by lib/vgpu-fetch) and what the
+    acceptance check expects of the slice (boot.d/15-vgpu-check)."""
+
+    kind: str  # aws-s3 | gcs | url: where the file comes from and whose checksum it is checked against
+    version: str
+    slice_memory_mib: int  # the slice's frame buffer as the catalog gives it
+    bucket: str = ""
+    bucket_region: str = ""
+    prefix: str = ""
+    file_pattern: str = ""
+    url: str = ""
+    sha256: str = ""  # node.driver.grid_sha256; required for `url`
+
+    def __post_init__(self) -> None:
+        if self.kind not in VGPU_SOURCE_KINDS:
+            raise ValueError(f"VgpuDriverConfig.kind: got {self.kind!r}; expected one of {', '.join(VGPU_SOURCE_KINDS)}")
+        if self.kind == "url" and not self.sha256:
+            raise ValueError("VgpuDriverConfig: a `url` driver needs a sha256 to check the download against")
+
+
 @dataclass(frozen=True)
 class SlurmNodeConfig:
     """The node joins the cluster's Slurm controller as a dynamic node once its acceptance check has passed."""
@@ -104,6 +129,7 @@ class BootConfig:
     triton: TritonConfig | None = None
     # scheduler.kind: slurm (files/usr/local/lib/gpufleet/slurm/, gpufleet-slurmd.service)
     slurm: SlurmNodeConfig | None = None
+    vgpu: VgpuDriverConfig | None = None  # a vGPU slice: the GRID guest driver instead of the datacenter driver
 
     def __post_init__(self) -> None:
         checks = {

@@ -80,6 +80,7 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         *storage_env_items(config.shared_storage, config.local_nvme),
         *((("GPUFLEET_PERF_EXPECT", config.health_performance),) if config.health_performance is not None else ()),
         *slurm_env_items(config),
+        *vgpu_env_items(config),
     ]
 
 
@@ -89,6 +90,18 @@ def slurm_env_items(config: BootConfig) -> list[tuple[str, str]]:
         return []
     return [("GPUFLEET_SLURM_NODE_CONF", config.slurm.node_conf),
             ("GPUFLEET_SLURM_REQUEUE", _flag(config.slurm.requeue))]
+
+
+def vgpu_env_items(config: BootConfig) -> list[tuple[str, str]]:
+    """A vGPU slice's driver source and expected slice; nothing for whole-GPU nodes (their node.env is unchanged)."""
+    vgpu = config.vgpu
+    if vgpu is None:
+        return []
+    return [("GPUFLEET_VGPU_SOURCE", vgpu.kind), ("GPUFLEET_VGPU_VERSION", vgpu.version),
+            ("GPUFLEET_VGPU_BUCKET", vgpu.bucket), ("GPUFLEET_VGPU_BUCKET_REGION", vgpu.bucket_region),
+            ("GPUFLEET_VGPU_PREFIX", vgpu.prefix), ("GPUFLEET_VGPU_FILE_PATTERN", vgpu.file_pattern),
+            ("GPUFLEET_VGPU_URL", vgpu.url), ("GPUFLEET_VGPU_SHA256", vgpu.sha256),
+            ("GPUFLEET_VGPU_SLICE_MIB", str(vgpu.slice_memory_mib))]
 
 
 def read_conf(path: Path) -> list[tuple[str, str]]:

@@ -73,6 +73,10 @@ SLURM = (LIB + "install.d/80-slurm", LIB + "slurm/join", LIB + "slurm/drain", LI
          LIB + "slurm/task-prolog", LIB + "slurm/prolog", LIB + "slurm/epilog", "usr/local/bin/gpufleet-run",
          SYSTEMD_DIR + "gpufleet-slurmd.service")
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
+# A vGPU slice: the GRID guest driver, fetched and checked, in place of the datacenter driver, and the acceptance check
+# that the guest driver is loaded with the slice's memory. AWS fetches with the node's role through gpufleet-aws.
+VGPU_REPLACES = (LIB + "install.d/20-driver",)
+VGPU = (LIB + "install.d/20-vgpu-driver", LIB + "vgpu-fetch", LIB + "boot.d/15-vgpu-check")
 
 
 def selected_paths(config: BootConfig) -> list[str]:
@@ -102,6 +106,9 @@ def selected_paths(config: BootConfig) -> list[str]:
     for wanted, group in optional:
         if wanted:
             paths += group
+    if config.vgpu is not None:
+        paths = [p for p in paths if p not in VGPU_REPLACES] + list(VGPU) + (list(AWS_API) if config.cloud == "aws"
+                                                                             else [])
     return sorted(set(paths))
 
 

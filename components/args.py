@@ -26,6 +26,8 @@ class AcceleratorArgs(TypedDict):
     """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
     instance_type: NotRequired[str]
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
+    gpu_fraction: NotRequired[float]
+    """A vGPU slice of one GPU, e.g. 0.25 (AWS G6f, Azure NVadsA10 v5, GCP G4 fractional sizes), with the GRID guest driver. Default: whole GPUs only."""
 
 
 class MarketArgs(TypedDict):

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init import BootConfig, IsolationConfig, MpsConfig, render_cloud_config
-from gpufleet.cloud_init.config import DCGM_EXPORTER_IMAGE
+from gpufleet.cloud_init.config import DCGM_EXPORTER_IMAGE, VgpuDriverConfig
 
 from .bench.expected import node_expectation
+from .catalog.vgpu_drivers import vgpu_drivers
 from .deploytime.containers import Pin, deferred_digest
 from .scheduler.conf import slurm_node_config
 from .serving import serving_drain_command, triton_config
@@ -124,7 +125,20 @@ def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_dig
         **storage_boot_fields(spec),
         triton=triton_config(selection, pin),
         slurm=slurm_node_config(selection, cluster_name),
+        vgpu=vgpu_driver_config(selection),
     )
+
+
+def vgpu_driver_config(selection: Selection) -> VgpuDriverConfig | None:
+    """A vGPU slice's GRID driver source (catalog data/vgpu_drivers.yaml) and its slice memory; None for whole GPUs."""
+    instance = selection.instance
+    if not instance.is_vgpu_slice:
+        return None
+    driver = vgpu_drivers()[instance.cloud]
+    return VgpuDriverConfig(kind=driver.kind, version=driver.version, slice_memory_mib=instance.gpu_memory_gib * 1024,
+                            bucket=driver.bucket, bucket_region=driver.bucket_region, prefix=driver.prefix,
+                            file_pattern=driver.file_pattern, url=driver.url,
+                            sha256=selection.spec.node.driver.grid_sha256 or "")
 
 
 def user_data_for(selection: Selection, cluster_name: str, pin: Pin = deferred_digest) -> str:

@@ -32,7 +32,7 @@ from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
 from .fleet import build_fleet
-from .identity import build_instance_profile
+from .identity import build_instance_profile, grid_driver_location
 from .launch_template import build_launch_template
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
@@ -116,7 +116,7 @@ class AwsGpuCluster(GpuClusterOutputs):
         network = self.network
         self.security_group = build_security_group(name, spec, network.vpc_id, tag, child)
         self.placement = build_placement_group(name, selection, tag, child)
-        self.identity = build_instance_profile(name, cluster_hash(name), tag, child)
+        self.identity = build_instance_profile(name, cluster_hash(name), tag, child, grid_driver_location(selection))
         extra_policies = grant_node_permissions(name, spec, self.identity.role.name, child, inputs.iam_policy_arns)
         self.shared_storage = build_shared_storage(name, spec, network.vpc_id, network.subnet_id,
                                                    self.security_group.id, network.vpc_cidr, tag, child)

@@ -45,9 +45,14 @@ def check_instances(gpus: Mapping[str, GpuModel], instances: Iterable[InstanceTy
         if row.gpus not in gpu.node_gpu_counts:
             flags.append(_row_flag(row, "gpu-count", f"{row.gpus} x {gpu.model} per node contradicts the GPU's spec: "
                                    f"{gpu.model} comes {'/'.join(map(str, gpu.node_gpu_counts))} to a node"))
-        if abs(row.gpu_memory_gib - gpu.memory_gib) > GPU_MEMORY_TOLERANCE * gpu.memory_gib:
-            flags.append(_row_flag(row, "gpu-memory", f"{row.gpu_memory_gib} GiB per GPU contradicts the {gpu.model} "
-                                   f"spec of {gpu.memory_gib} GiB"))
+        expected = gpu.memory_gib * row.gpu_fraction  # a vGPU slice has its share of the GPU's memory
+        if abs(row.gpu_memory_gib - expected) > GPU_MEMORY_TOLERANCE * expected:
+            share = f"{row.fraction_label} of " if row.is_vgpu_slice else ""
+            flags.append(_row_flag(row, "gpu-memory", f"{row.gpu_memory_gib} GiB per GPU contradicts the {share}"
+                                   f"{gpu.model} spec of {gpu.memory_gib} GiB"))
+        if row.is_vgpu_slice and (row.gpus != 1 or not 0 < row.gpu_fraction or not row.needs_grid_driver):
+            flags.append(_row_flag(row, "vgpu-slice", f"a {row.gpu_fraction:g} GPU slice must have gpus: 1, a fraction "
+                                   "above 0 and gpu_driver: grid"))
         if (row.fabric == "efa") != (row.efa_interfaces > 0) or row.efa_interfaces > max(row.network_cards, 1) + 1:
             flags.append(_row_flag(row, "network-layout", f"fabric {row.fabric or 'tcp'} with {row.efa_interfaces} EFA "
                                    f"interface(s) on {row.network_cards} network card(s) is not a possible layout"))

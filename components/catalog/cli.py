@@ -70,6 +70,8 @@ def _filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu", action="append", default=[], help="GPU model, e.g. H100 (repeatable or a,b)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node")
     parser.add_argument("--min-gpu-memory", type=float, help="minimum GiB per GPU")
+    parser.add_argument("--gpu-fraction", help="vGPU slices of this share of one GPU, e.g. 0.25 or 1/4 (select: "
+                        "whole GPUs only unless given; catalog: both unless given)")
     parser.add_argument("--fabric", choices=(*FABRICS, *FABRIC_ALIASES),
                         help="auto (default, as the spec's `fabric: auto`), rdma, tcp, efa, infiniband, gpudirect")
     parser.add_argument("--include-restricted", action="store_true",

@@ -58,6 +58,9 @@ class InstanceType:
     gpu_nics: int = 0
     gpu_nic_mtu: int = 0
     network_burst: bool = False  # network_gbps is an "up to" burst rate, not a baseline
+    # A vGPU slice: the share of one GPU the hypervisor gives this type (0.125 = 1/8), with `gpus` 1 and
+    # `gpu_memory_gib` the slice's own frame buffer. 1.0 = whole GPUs.
+    gpu_fraction: float = 1.0
     unverified: str = ""  # which facts of this row are not yet confirmed from the cloud's API
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -69,8 +72,21 @@ class InstanceType:
     @property
     def unsupported_driver(self) -> str | None:
         """Why gpufleet's node software cannot drive this type's GPUs, or None: it installs NVIDIA's datacenter
-        driver only (not the GRID/vGPU driver, not AMD's ROCm)."""
+        driver, and the GRID (vGPU guest) driver on vGPU slices only (not on the whole-GPU GRID sizes, not AMD's
+        ROCm)."""
+        if self.is_vgpu_slice and self.needs_grid_driver:
+            return None
         return UNSUPPORTED_DRIVERS.get(self.extra.get("gpu_driver", "nvidia"))
+
+    @property
+    def is_vgpu_slice(self) -> bool:
+        """A fractional type: the hypervisor gives the VM a slice of one GPU (no MIG, NVLink, P2P or RDMA)."""
+        return self.gpu_fraction < 1
+
+    @property
+    def fraction_label(self) -> str:
+        """"1/8" for a slice, "" for whole GPUs."""
+        return f"1/{round(1 / self.gpu_fraction)}" if self.is_vgpu_slice else ""
 
     @property
     def on_demand_needs_reservation(self) -> bool:

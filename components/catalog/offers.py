@@ -23,6 +23,7 @@ from .zones import is_edge, location_rank, restricted_reason, zone_kind
 FABRICS = {"auto": None, "tcp": None, "rdma": ("efa", "infiniband", "roce"), "efa": ("efa",),
            "infiniband": ("infiniband",), "gpudirect": ("tcpx", "tcpxo", "roce")}
 DEFAULT_REFERENCE_GPU = "A100"
+FRACTION_TOLERANCE = 0.005  # 1/6 is written 0.16667 in the data and may be asked as 0.1667
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,16 @@ class Requirement:
     speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
     workload: str | None = None  # `--objective job --workload`: the MLPerf workload the speeds come from
     measured_speed_only: bool = False  # a GPU without a measured factor has no speed (no TFLOPS estimate)
+    # vGPU slices: None = whole GPUs only (a slice is never offered unless asked for); 0 < x < 1 = slices of that
+    # share of one GPU (`--gpu-fraction 0.25`, `accelerator.gpu_fraction`); `any_fraction` = both (the catalog listing).
+    gpu_fraction: float | None = None
+    any_fraction: bool = False
+
+    def fraction_fits(self, instance: InstanceType) -> bool:
+        """Whether the type's GPU share is the one asked for (whole GPUs unless a fraction is asked)."""
+        if self.any_fraction:
+            return True
+        return abs(instance.gpu_fraction - (self.gpu_fraction or 1.0)) < FRACTION_TOLERANCE
 
     def rdma_cluster(self, instance: InstanceType) -> bool:
         """Nodes that will talk RDMA: several nodes, and a fabric asked for or (with "auto") the type's own."""
@@ -115,13 +126,15 @@ class Offer:
     def as_dict(self, requirement: Requirement, catalog: Catalog) -> dict:
         c, i = self.candidate, self.candidate.instance
         total_gpus = i.gpus * requirement.nodes
+        whole_gpus = total_gpus * i.gpu_fraction  # a vGPU slice counts as its share of one GPU
         gpu = catalog.gpus.get(i.gpu)
-        pflops = (gpu.bf16_dense_tflops * total_gpus / 1000) if gpu and gpu.bf16_dense_tflops else None
+        pflops = (gpu.bf16_dense_tflops * whole_gpus / 1000) if gpu and gpu.bf16_dense_tflops else None
         # Only a price has a source: an unpriced offer names none rather than the file's default.
         source = catalog.source_of_key(i.cloud, c.source_for(requirement.price_fields())) if c.market_sources else None
         return {
             "cloud": i.cloud, "instance_type": i.name, "region": c.region, "zone": c.zone,
             "zone_kind": zone_kind(i.cloud, c.zone), "gpu": i.gpu, "gpus_per_node": i.gpus,
+            "gpu_fraction": i.gpu_fraction,
             "gpu_memory_gib": i.gpu_memory_gib, "nodes": requirement.nodes, "gpus_total": total_gpus,
             "fabric": i.fabric or "tcp", "network_gbps": i.network_gbps, "fabric_gbps": fabric_gbps(i),
             "market": requirement.market,
@@ -129,7 +142,7 @@ class Offer:
                                   "reserved_1y": c.prices.reserved_1y, "reserved_3y": c.prices.reserved_3y},
             "usd_per_hour": _round(self.usd_per_hour, 4),
             "usd_per_month": _round(None if self.usd_per_hour is None else self.usd_per_hour * HOURS_PER_MONTH, 2),
-            "usd_per_gpu_hour": _round(None if self.usd_per_hour is None else self.usd_per_hour / total_gpus, 4),
+            "usd_per_gpu_hour": _round(None if self.usd_per_hour is None else self.usd_per_hour / whole_gpus, 4),
             "usd_per_dense_pflop_hour": _round(self.usd_per_hour / pflops if self.usd_per_hour and pflops else None, 4),
             "relative_speed": _round(self.relative_speed, 3), "job_usd": _round(self.job_usd, 2),
             "job_hours": _round(self.job_hours, 2),
@@ -184,6 +197,11 @@ def rank(requirement: Requirement, catalog: Catalog) -> Ranking:
     """Feasible offers sorted by job cost (when a job size is given) or $/hour, then by name."""
     offers, misses = [], []
     for candidate in candidates(catalog):
+        i = candidate.instance
+        if not requirement.fraction_fits(i):
+            if requirement.gpu_fraction is not None:  # a whole-GPU query never lists slices, not even as misses
+                misses.append(candidate)
+            continue
         if not asked_for(requirement, candidate):
             misses.append(candidate)  # the cheapest misses, decided before any pricing
             continue
@@ -252,7 +270,7 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
     job_usd = job_hours = None
     if requirement.job_gpu_hours is not None and speed and hourly is not None:
         gpu_hours = requirement.job_gpu_hours / speed
-        total = candidate.instance.gpus * requirement.nodes
+        total = candidate.instance.gpus * candidate.instance.gpu_fraction * requirement.nodes
         job_hours = gpu_hours / total
         job_usd = hourly * job_hours
     refused = _refusal(candidate, catalog)
@@ -281,6 +299,13 @@ def _reasons(req: Requirement, c: Candidate, hourly: float | None, refused: str)
         yield f"carries {i.gpu}, not {' or '.join(req.gpus)}"
     if req.gpus_per_node is not None and i.gpus != req.gpus_per_node:
         yield f"has {i.gpus} GPUs per node, not {req.gpus_per_node}"
+    if not req.fraction_fits(i):
+        if req.gpu_fraction is None:
+            yield (f"is a vGPU slice ({i.fraction_label} of a {i.gpu}), left out of whole-GPU queries; ask for it with "
+                   f"--gpu-fraction {i.gpu_fraction:g} (spec: accelerator.gpu_fraction)")
+        else:
+            share = f"a {i.fraction_label} slice of" if i.is_vgpu_slice else "a whole"
+            yield f"carries {share} {i.gpu}, not a {req.gpu_fraction:g} slice"
     if refused:
         yield refusal_reason(refused)
     if reservation_missing(i, req.market, req.on_demand_base, req.reservation):

@@ -64,7 +64,8 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
                     age_notes: list[str], missing_clouds: dict[str, Offer], ranks: list[int] | None = None) -> None:
     """The offers as a table; `ranks` numbers each row by its place in the whole ranking (default 1, 2, ...)."""
     job = req.job_gpu_hours is not None
-    title = (f"{req.nodes} node(s) x {req.gpus_per_node or 'any'} x {'/'.join(req.gpus) or 'any GPU'}, "
+    count = f"a {req.gpu_fraction:g} vGPU slice of" if req.gpu_fraction else f"{req.gpus_per_node or 'any'} x"
+    title = (f"{req.nodes} node(s) x {count} {'/'.join(req.gpus) or 'any GPU'}, "
              f"{req.market}, fabric {req.fabric}: {len(ranking.offers)} feasible offer(s)")
     table = Table(title=title, title_justify="left")
     columns = ["#", "cloud", "instance type", "GPUs", "region", "zone", "fabric", "$/hour", "$/month", "$/GPU-h",
@@ -73,7 +74,7 @@ def print_selection(console: Console, req: Requirement, ranking: Ranking, offers
         table.add_column(name, justify="right" if name.startswith(("$", "#", "speed", "job")) else "left")
     for index, offer in zip(ranks or range(1, len(offers) + 1), offers, strict=False):
         d = offer.as_dict(req, catalog)
-        row = [str(index), d["cloud"], d["instance_type"], f"{d['gpus_per_node']}x {d['gpu']}", d["region"],
+        row = [str(index), d["cloud"], d["instance_type"], gpus_cell(d), d["region"],
                _zone(d), f"{d['fabric']} {d['fabric_gbps']:g}G", _money(d["usd_per_hour"]),
                _money(d["usd_per_month"], 0), _money(d["usd_per_gpu_hour"]), _money(d["usd_per_dense_pflop_hour"])]
         if job:
@@ -103,7 +104,8 @@ def catalog_rows(offers: Iterable[Offer], req: Requirement, catalog: Catalog) ->
     for offer in offers:
         d = offer.as_dict(req, catalog)
         i = offer.candidate.instance
-        rows.append({key: d[key] for key in ("cloud", "instance_type", "gpu", "gpus_per_node", "gpu_memory_gib")}
+        rows.append({key: d[key] for key in ("cloud", "instance_type", "gpu", "gpus_per_node", "gpu_fraction",
+                                             "gpu_memory_gib")}
                     | {"vcpus": i.vcpus, "memory_gib": i.memory_gib, "fabric": d["fabric"],
                        "network_gbps": i.network_gbps, "network_burst": i.network_burst, "nvswitch": i.nvswitch,
                        "network_cards": i.network_cards, "efa_interfaces": i.efa_interfaces,
@@ -113,6 +115,14 @@ def catalog_rows(offers: Iterable[Offer], req: Requirement, catalog: Catalog) ->
                     | {"market_prices_from": _market_dates(offer, catalog), "plan_refused": d["plan_refused"],
                        "on_demand_needs_reservation": i.on_demand_needs_reservation})
     return rows
+
+
+def gpus_cell(row: dict) -> str:
+    """"8x H100", or "1/8 L4 (vGPU)" for a slice of one GPU."""
+    fraction = row.get("gpu_fraction", 1.0)
+    if fraction < 1:
+        return f"1/{round(1 / fraction)} {row['gpu']} (vGPU)"
+    return f"{row['gpus_per_node']}x {row['gpu']}"
 
 
 def _market_dates(offer: Offer, catalog: Catalog) -> dict[str, str]:
@@ -141,7 +151,7 @@ def print_catalog(console: Console, rows: list[dict], flagged: int, age_notes: l
                                                             "3y") else "left")
     for r in rows:
         fabric = f"{r['fabric']} {'up to ' if r['network_burst'] else ''}{r['network_gbps']:g}G"
-        cells = [r["cloud"], r["instance_type"], f"{r['gpus_per_node']}x {r['gpu']}", f"{r['gpu_memory_gib']:g}",
+        cells = [r["cloud"], r["instance_type"], gpus_cell(r), f"{r['gpu_memory_gib']:g}",
                  str(r["vcpus"]), f"{r['memory_gib']:g}", fabric, "yes" if r["nvswitch"] else "no", r["region"],
                  _zone(r), *(_money(r[k]) for k in ("on_demand", "spot", "reserved_1y", "reserved_3y")),
                  _prices_from_cell(r), _plan_cell(r)]

@@ -34,6 +34,9 @@ def requirement_from_args(args: argparse.Namespace, catalog: Catalog, select: bo
         "include_restricted": bool(getattr(args, "include_restricted", False)),
         "min_gpu_memory_gib": args.min_gpu_memory, "max_usd_per_hour": args.max_price,
     }
+    fraction = _fraction(getattr(args, "gpu_fraction", None), problems)
+    values["gpu_fraction"] = fraction if fraction is not None else shape.get("gpu_fraction")
+    values["any_fraction"] = not select and values["gpu_fraction"] is None
     _positive(problems, "--gpus-per-node", values["gpus_per_node"])
     _positive(problems, "--min-gpu-memory", values["min_gpu_memory_gib"])
     _positive(problems, "--max-price", values["max_usd_per_hour"])
@@ -144,7 +147,9 @@ def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:
     return {"gpus": (gpu.model,), "gpus_per_node": acc.gpus_per_node or (instance.gpus if instance else None),
             "nodes": spec.nodes, "market": spec.market.type,
             "on_demand_base": spec.market.on_demand_base if spec.market.type == "mixed" else 0,
-            "reservation": spec.market.capacity_reservation_id is not None, "fabric": spec.fabric}
+            "reservation": spec.market.capacity_reservation_id is not None, "fabric": spec.fabric,
+            "gpu_fraction": acc.gpu_fraction if acc.gpu_fraction is not None else (
+                instance.gpu_fraction if instance and instance.is_vgpu_slice else None)}
 
 
 def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> str | None:
@@ -156,6 +161,22 @@ def _gpu(name: str, flag: str, catalog: Catalog, problems: list[Problem]) -> str
     problems.append(Problem(flag, name, (f"did you mean {', '.join(repr(h) for h in hint)}? " if hint else "")
                             + f"expected a GPU in the catalog: {known}"))
     return None
+
+
+def _fraction(text: str | None, problems: list[Problem]) -> float | None:
+    """`--gpu-fraction 0.25` or `1/4`: a share of one GPU above 0 and below 1."""
+    if text is None:
+        return None
+    top, slash, bottom = str(text).partition("/")
+    try:
+        value = float(top) / float(bottom) if slash else float(top)
+    except (ValueError, ZeroDivisionError):
+        value = 0.0
+    if not 0 < value < 1:
+        problems.append(Problem("--gpu-fraction", text, "expected a share of one GPU above 0 and below 1, e.g. 0.25 "
+                                "or 1/4"))
+        return None
+    return value
 
 
 def _positive(problems: list[Problem], flag: str, value) -> None:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from ..spec.errors import Problem, SpecError
 from ..spec.model import ClusterSpec
 from ..spec.node_rules import check_node_software
+from ..spec.vgpu_rules import check_vgpu_slice
 from .cost import NodePrices, hourly_cost
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType
-from .offers import FABRICS, location_candidates, not_sold_on_demand, reservation_missing
+from .offers import FABRICS, FRACTION_TOLERANCE, location_candidates, not_sold_on_demand, reservation_missing
 from .zones import is_aws_zone_id, is_edge, restricted_reason
 
 # The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name (the same table `select` uses).
@@ -53,15 +54,20 @@ def select(spec: ClusterSpec, catalog: Catalog | None = None) -> Selection:
     problems += _market_problems(spec, instance, warnings)
     problems += _zone_problems(spec, catalog, instance, warnings)
     fabric, fabric_problems = _resolve_fabric(spec, instance, warnings)
+    if instance.is_vgpu_slice:  # a slice has no fabric: the vGPU rules refuse an RDMA ask with their own message
+        fabric, fabric_problems = None, []
     problems += fabric_problems
     if problems:
         raise SpecError(problems)
     price = _node_price(spec, catalog, instance, warnings)
     selection = Selection(spec=spec, instance=instance, gpu=catalog.gpu(instance.gpu), fabric=fabric,
-                          placement_group=_placement_group(spec, fabric), price=price, warnings=tuple(warnings))
-    node_problems = check_node_software(selection)
-    if node_problems:
-        raise SpecError(node_problems)
+                          placement_group=_placement_group(spec, fabric, instance), price=price, warnings=tuple(warnings))
+    vgpu_problems = check_vgpu_slice(selection)
+    refused = {p.path for p in vgpu_problems}  # one message per field: the slice's reason, not a generic one
+    node_problems = [p for p in check_node_software(selection)
+                     if not any(p.path == r or p.path.startswith((f"{r}.", f"{r}[")) for r in refused)]
+    if vgpu_problems or node_problems:
+        raise SpecError([*vgpu_problems, *node_problems])
     return selection
 
 
@@ -78,6 +84,13 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | 
         names = _names([i.name for i in offered])
         return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} on {spec.cloud} ({names}) "
                               f"{offered[0].unsupported_driver}; choose an NVIDIA GPU")]
+    if acc.gpu_fraction is not None:
+        return _pick_slice(spec, catalog, gpu, rows)
+    slices = sorted({i.gpu_fraction for i in rows if i.is_vgpu_slice})
+    rows = [i for i in rows if not i.is_vgpu_slice]  # whole-GPU specs never get a slice
+    if not rows and slices:
+        return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is offered on {spec.cloud} only as vGPU slices "
+                              f"here; set `accelerator.gpu_fraction` to one of {', '.join(f'{f:g}' for f in slices)}")]
     if not rows:
         return None, [Problem("accelerator.gpu", acc.gpu, f"{gpu.model} is not offered on {spec.cloud}; offered there: "
                               f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud)}))}")]
@@ -98,6 +111,25 @@ def _pick_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | 
     return min(matching, key=lambda i: _rank(spec, catalog, i)), []
 
 
+def _pick_slice(spec: ClusterSpec, catalog: Catalog, gpu: GpuModel,
+                rows: list[InstanceType]) -> tuple[InstanceType | None, list[Problem]]:
+    """The cheapest vGPU slice of `gpu` with the share `accelerator.gpu_fraction` asks for."""
+    acc = spec.accelerator
+    slices = [i for i in rows if i.is_vgpu_slice]
+    matching = [i for i in slices if abs(i.gpu_fraction - acc.gpu_fraction) < FRACTION_TOLERANCE]
+    if not matching:
+        offered = sorted({i.gpu_fraction for i in slices})
+        expected = (f"{gpu.model} on {spec.cloud} comes in slices of {', '.join(f'{f:g}' for f in offered)}" if offered
+                    else f"{spec.cloud} offers no vGPU slice of {gpu.model}; slices there: "
+                    f"{_names(sorted({i.gpu for i in catalog.instances_of(spec.cloud) if i.is_vgpu_slice}))}")
+        return None, [Problem("accelerator.gpu_fraction", acc.gpu_fraction, expected)]
+    if acc.gpus_per_node not in (None, 1):
+        return None, [Problem("accelerator.gpus_per_node", acc.gpus_per_node, "a vGPU slice is one share of one GPU "
+                              "per node: drop `gpus_per_node` or set it to 1")]
+    matching = [i for i in matching if spec.zone in catalog.zones_of(spec.cloud, i.name, spec.region)] or matching
+    return min(matching, key=lambda i: _rank(spec, catalog, i)), []
+
+
 def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType | None, list[Problem]]:
     acc = spec.accelerator
     instance = catalog.instance(spec.cloud, acc.instance_type)
@@ -114,6 +146,10 @@ def _named_instance(spec: ClusterSpec, catalog: Catalog) -> tuple[InstanceType |
     if acc.gpu is not None and (catalog.gpu(acc.gpu) is None or catalog.gpu(acc.gpu).model != instance.gpu):
         problems.append(Problem("accelerator.gpu", acc.gpu, f"{instance.name} carries {instance.gpu}; "
                                 "drop `gpu` or make it match"))
+    if acc.gpu_fraction is not None and abs(acc.gpu_fraction - instance.gpu_fraction) >= FRACTION_TOLERANCE:
+        share = f"is a {instance.fraction_label} slice of" if instance.is_vgpu_slice else "carries whole"
+        problems.append(Problem("accelerator.gpu_fraction", acc.gpu_fraction, f"{instance.name} {share} "
+                                f"{instance.gpu}; drop `gpu_fraction` or make it match"))
     if acc.gpus_per_node is not None and acc.gpus_per_node != instance.gpus:
         problems.append(Problem("accelerator.gpus_per_node", acc.gpus_per_node,
                                 f"{instance.name} has {instance.gpus} GPUs; drop `gpus_per_node` or make it match"))
@@ -209,12 +245,14 @@ def _resolve_fabric(spec: ClusterSpec, instance: InstanceType, warnings: list[st
     return instance.fabric, []
 
 
-def _placement_group(spec: ClusterSpec, fabric: str | None) -> bool:
+def _placement_group(spec: ClusterSpec, fabric: str | None, instance: InstanceType) -> bool:
     """Default: on for multi-node clusters and for any cluster on an RDMA fabric (so growing it replaces nothing),
     off inside a Capacity Block, which fixes placement itself, and off in an AWS On-Demand Capacity Reservation,
     whose instances cannot join a group the stack creates (unless `placement_group_name` names the reservation's)."""
     if spec.placement_group is not None:
         return spec.placement_group
+    if instance.is_vgpu_slice:  # slices share hosts with other tenants; vgpu_rules refuses asking for a group
+        return False
     if spec.placement_group_name is not None:
         return True
     in_aws_reservation = spec.cloud == "aws" and spec.market.capacity_reservation_id is not None

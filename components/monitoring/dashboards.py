@@ -45,6 +45,19 @@ NODES_UP = 'sum(up{job="gpufleet-node"})'
 # Mixed markets: the first `$base_nodes` nodes are on demand, the rest spot.
 CLUSTER_COST = (f"clamp_max({NODES_UP}, $base_nodes) * $usd_per_base_node_hour"
                 f" + clamp_min({NODES_UP} - $base_nodes, 0) * $usd_per_node_hour")
+# vGPU slices (AWS G6f, Azure NVadsA10 v5 partial sizes, GCP G4 fractional): metrics of the physical GPU, which other
+# tenants' VMs share, that the GRID guest driver does not give a slice, so their panels would be empty. A slice
+# cluster's dashboards say so in those panels (Grafana's "no value" text) instead. UNVERIFIED in detail: what a guest
+# can read depends on the vGPU release and profile; profiling (DCP) metrics need the host to enable them per VM,
+# power, temperature, clocks and throttling belong to the shared board, and GPU utilisation reads N/A in a field
+# report on an Azure A10 slice. Frame-buffer memory, XIDs and the exporters' own `up` are read on a slice.
+SLICE_UNREADABLE = ("DCGM_FI_PROF_", "DCGM_FI_DEV_POWER", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP",
+                    "DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_ECC_",
+                    "DCGM_FI_DEV_ROW_REMAP", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "node_infiniband_")
+SLICE_NO_VALUE = "Not readable on a vGPU slice: the GRID guest driver does not expose this metric of the shared GPU"
+# The overview counts GPUs by temperature; on a slice, by the frame buffer, which the guest reads.
+GPUS_REPORTING = "count(count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP))"
+SLICES_REPORTING = "count(count by (node, gpu) (DCGM_FI_DEV_FB_USED))"
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,22 @@ class NodePricing:
     usd_per_node_hour: float
     usd_per_base_node_hour: float = 0.0
     base_nodes: int = 0
+
+
+def slice_aware(board: dict) -> dict:
+    """A vGPU slice cluster's dashboard: each panel whose every query reads a metric a slice cannot read shows
+    SLICE_NO_VALUE (and says so in its description) instead of an empty panel; GPUs are counted by memory."""
+    for panel in board.get("panels", []):
+        targets = panel.get("targets") or []
+        for target in targets:
+            if target.get("expr") == GPUS_REPORTING:
+                target["expr"] = SLICES_REPORTING
+        if targets and all(any(name in target.get("expr", "") for name in SLICE_UNREADABLE) for target in targets):
+            panel.setdefault("fieldConfig", {}).setdefault("defaults", {})["noValue"] = SLICE_NO_VALUE
+            panel["description"] = SLICE_NO_VALUE + "."
+            for target in targets:  # a "0" from `or vector(0)` would read as a measured zero
+                target["expr"] = target["expr"].replace(" or vector(0)", "")
+    return board
 
 
 def _query(expr: str, legend: str = "", ref: str = "A") -> prometheus.Dataquery:
@@ -105,7 +134,7 @@ def cluster_overview(pricing: NodePricing, gpus_per_node: int, performance: bool
         .with_variable(_constant("base_nodes", pricing.base_nodes, "On-demand base nodes"))
         .with_variable(_constant("gpus_per_node", gpus_per_node, "GPUs per node"))
         .with_row(dashboard.Row("Health"))
-        .with_panel(_stat("GPUs reporting", "none", "count(count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP))"))
+        .with_panel(_stat("GPUs reporting", "none", GPUS_REPORTING))
         .with_panel(_stat("GPUs expected", "none", 'sum(up{job="gpufleet-node"}) * $gpus_per_node'))
         .with_panel(_stat("Exporters down", "none", 'count(up{job=~"gpufleet-.*"} == 0) or vector(0)'))
         .with_panel(_stat("Nodes failing the boot check", "none", "count(gpufleet_node_healthy == 0) or vector(0)"))
@@ -229,14 +258,17 @@ def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:
 
 @lru_cache(maxsize=32)
 def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True,
-               performance: bool = False) -> dict[str, str]:
+               performance: bool = False, vgpu_slice: bool = False) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs. `job_view`: the jobs dashboard, for nodes that
     run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton).
-    `performance`: the overview's speed row, for nodes that run node.health.performance."""
+    `performance`: the overview's speed row, for nodes that run node.health.performance. `vgpu_slice`: a cluster of
+    vGPU slices, whose panels of metrics a slice cannot read say so (`slice_aware`); other clusters' are unchanged."""
     boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node, performance),
               "gpufleet-node-jobs.json": node_jobs(pricing)}
     if job_view:
         boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node)
+    if vgpu_slice:
+        boards = {name: slice_aware(json.loads(json.dumps(board, cls=JSONEncoder))) for name, board in boards.items()}
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}
 
 

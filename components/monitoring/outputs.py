@@ -22,7 +22,8 @@ def node_pricing(selection: Selection) -> NodePricing:
 
 def stack_dashboards(selection: Selection) -> dict[str, str]:
     return dashboards(node_pricing(selection), selection.instance.gpus, job_view=selection.spec.inference is None,
-                      performance=selection.spec.node.health.performance.enabled)
+                      performance=selection.spec.node.health.performance.enabled,
+                      vgpu_slice=selection.instance.is_vgpu_slice)
 
 
 def monitoring_outputs(selection: Selection) -> dict[str, Any]:

@@ -28,6 +28,8 @@ class DriverOptions(StrictModel):
     flavor: Literal["auto", "open", "proprietary"] = "auto"
     """Kernel module flavor. Default: "auto": open modules from Ampere on (Blackwell requires them), proprietary on
     Turing and older."""
+    grid_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    """vGPU slices: the SHA-256 of the GRID guest driver file the node downloads, checked before it runs. Required on Azure, which publishes no checksum for it; elsewhere checked on top of the bucket listing's MD5. Default: none."""
 
 
 class IsolationOptions(StrictModel):

@@ -161,7 +161,8 @@ class TestShippedCatalog:
     def test_no_selectable_instance_contradicts_its_gpu(self, cat):
         for row in cat.instances.values():
             gpu = cat.gpus[row.gpu]
-            assert row.gpus in gpu.node_gpu_counts and abs(row.gpu_memory_gib - gpu.memory_gib) <= 0.1 * gpu.memory_gib
+            expected = gpu.memory_gib * row.gpu_fraction  # a vGPU slice has its share of the GPU's memory
+            assert row.gpus in gpu.node_gpu_counts and abs(row.gpu_memory_gib - expected) <= 0.1 * expected
 
     def test_aws_sources_agree_on_on_demand(self, cat):
         """The two AWS sources (SkyPilot per AZ, instances.vantage.sh per region) give the same on-demand price."""

@@ -42,9 +42,12 @@ def test_g4_facts(name, gpus, vcpus, memory, gbps):
     assert "network_gbps" in row.unverified and "third-party" in row.unverified
 
 
-def test_the_fractional_vgpu_sizes_are_left_out():
-    assert not any(name in CAT.instances for name in
-                   (("gcp", "g4-standard-6"), ("gcp", "g4-standard-12"), ("gcp", "g4-standard-24")))
+def test_the_fractional_sizes_are_vgpu_slices_left_out_of_whole_gpu_queries():
+    slices = {name: CAT.instance("gcp", name) for name in ("g4-standard-6", "g4-standard-12", "g4-standard-24")}
+    assert {n: (i.gpu_fraction, i.gpu_memory_gib) for n, i in slices.items()} == {
+        "g4-standard-6": (0.125, 12), "g4-standard-12": (0.25, 24), "g4-standard-24": (0.5, 48)}
+    whole = rank(Requirement(gpus=("RTX-PRO-6000",), clouds=("gcp",)), CAT)
+    assert not {o.candidate.instance.name for o in whole.offers} & set(slices)
 
 
 @pytest.mark.parametrize("name", SIZES)

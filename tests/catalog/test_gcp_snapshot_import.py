@@ -97,7 +97,7 @@ def test_rerunning_the_import_writes_the_shipped_files_byte_for_byte_and_adds_g4
     gcp = data / "gcp"
     shipped_csv, shipped_yaml = (gcp / "prices.csv").read_bytes(), (gcp / "prices.yaml").read_bytes()
     shipped = [p for p in read_catalog(data).raw_prices if p.cloud == "gcp"]
-    assert sum(p.instance_type.startswith("g4-standard-") for p in shipped) == 80
+    assert sum(p.instance_type.startswith("g4-standard-") for p in shipped) == 140  # 4 whole-GPU sizes, 3 slices
     lines = shipped_csv.decode().splitlines(keepends=True)
     (gcp / "prices.csv").write_text("".join(line for line in lines if not line.startswith("g4-standard-")))
     pricing, listing = shipped_snapshot(shipped)

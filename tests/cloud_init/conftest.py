@@ -101,6 +101,15 @@ CASES = {
     "aws-p5-slurm": lambda: _aws("p5.48xlarge", market="spot", scheduler={"kind": "slurm"}),
     "azure-nd-slurm": lambda: selection_for(AZURE_ND_H100, market="spot", scheduler={"kind": "slurm"}),
     "gcp-a3-mega-slurm": lambda: selection_for(GCP_A3_MEGA, scheduler={"kind": "slurm", "slurm": {"requeue": False}}),
+    # vGPU slices: the GRID guest driver in place of the datacenter driver, on each cloud.
+    "aws-g6f-slice": lambda: _aws("g6f.2xlarge", zone="use2-az1", image={"kind": "ubuntu-22.04"}),
+    "azure-nv-slice": lambda: select(parse_cluster_spec({
+        "cloud": "azure", "region": "westeurope", "nodes": 2, "accelerator": {"instance_type": "Standard_NV6ads_A10_v5"},
+        "image": {"kind": "ubuntu-24.04"}, "node": {"driver": {"grid_sha256": "ab" * 32}},
+        "access": {"ssh_public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGdwdWZsZWV0LWV4YW1wbGUtcmVwbGFjZS1tZS0wMDAw a@b"}})),
+    "gcp-g4-slice": lambda: select(parse_cluster_spec({
+        "cloud": "gcp", "region": "us-central1", "zone": "us-central1-b", "nodes": 1, "market": "spot",
+        "accelerator": {"gpu": "RTX-PRO-6000", "gpu_fraction": 0.25}, "image": {"kind": "ubuntu-22.04"}})),
 }
 
 

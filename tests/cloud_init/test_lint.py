@@ -38,7 +38,8 @@ def test_the_tree_has_the_expected_script_kinds():
     names = {p.name for p in shell_scripts(FILES)}
     assert {"gpufleet-install", "gpufleet-boot", "gpufleet-run", "common.sh", "20-driver"} <= names
     assert {p.name for p in python_scripts(FILES)} == {"gpufleet-aws", "gpufleet-health", "gpufleet-health-endpoint",
-                                                          "gpufleet-watcher", "job-metrics", "perf-check"}
+                                                          "gpufleet-watcher", "job-metrics", "perf-check",
+                                                          "vgpu-fetch"}
 
 
 def run_shellcheck(tool: str, folder: Path, scripts: list[str]) -> tuple[int, str]:
@@ -58,7 +59,7 @@ def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
     checks: dict[Path, list[str]] = {}
     for name in ("aws-p5-stock-everything", "aws-p5-stock-storage", "azure-nd-h100", "gcp-a3-ultra-stock",
                  "aws-p4d-mig", "stack-azure-train", "stack-gcp-train", "aws-p5-slurm", "azure-nd-slurm",
-                 "gcp-a3-mega-slurm"):
+                 "gcp-a3-mega-slurm", "aws-g6f-slice"):
         folder = tmp_path / name
         for path, entry in written_files(rendered[name][1]).items():
             head = entry["content"].split("\n", 1)[0]
