@@ -60,5 +60,28 @@ def plain(value):
     return value
 
 
+# Stores records in an inventory plugin's cache the way the plugin itself would after listing them (Ansible's cache
+# plugin API, so the file's key and envelope follow the installed ansible-core).
+_SEED_CACHE = """
+import json, sys
+from ansible.parsing.dataloader import DataLoader
+from ansible.plugins.loader import init_plugin_loader, inventory_loader
+init_plugin_loader()
+plugin = inventory_loader.get(sys.argv[1])
+plugin.loader = DataLoader()
+plugin._read_config_data(sys.argv[2])
+with open(sys.argv[3]) as records:
+    plugin._cache[plugin.get_cache_key(sys.argv[2])] = json.load(records)
+plugin.update_cache_if_changed()
+"""
+
+
+def seed_inventory_cache(plugin: str, inventory: Path, records: Path, env: dict[str, str]) -> None:
+    done = subprocess.run([str(Path(tool("ansible-inventory")).parent / "python"), "-c", _SEED_CACHE, plugin,
+                           str(inventory), str(records)], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=inventory.parent)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 def group_hosts(listing: dict, group: str) -> set[str]:
     return set(listing.get(group, {}).get("hosts", []))
