@@ -43,7 +43,7 @@ def test_a_broken_playbook_fails_the_syntax_check(tmp_path):
     assert done.returncode != 0
 
 
-@pytest.mark.ansible_lint
+@pytest.mark.ansible_slow
 def test_the_collection_passes_ansible_lint_production(tmp_path):
     env = ansible_env(tmp_path, PATH=f"{tool('ansible-lint').rsplit('/', 1)[0]}:/usr/bin:/bin")
     done = run([tool("ansible-lint"), "--profile", "production", "--offline", "--nocolor"], env)
