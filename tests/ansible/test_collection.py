@@ -4,7 +4,10 @@ documented the way `ansible-doc` reads them."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -73,6 +76,53 @@ def test_each_node_is_gated_drained_changed_checked_and_returned_in_that_order(n
     walk(play["tasks"])
     gated = roles[roles.index("fleet_healthy"):]
     assert gated[:2] == ["fleet_healthy", "drain"] and gated[-2:] == ["acceptance", "return_to_service"]
+
+
+def test_the_bastion_proxy_passes_shellcheck():
+    from tests.cloud_init.test_lint import SHELLCHECK_HINT
+    from tests.validators import require_tool
+
+    done = subprocess.run([require_tool("shellcheck", SHELLCHECK_HINT), COLLECTION / "files" / "bastion-proxy"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path):
+    """ssh's ProxyCommand side: stdin and stdout reach the target through a tunnel the proxy opens on a free port
+    (the Azure CLI faked by tests/ansible/fake/az; `nc` from netcat-openbsd), and the SIGHUP ssh sends at its end
+    closes the tunnel too."""
+    from tests.validators import require_tool
+
+    require_tool("nc", "install netcat-openbsd (`apt-get install -y netcat-openbsd`)")
+    target = f"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/{tmp_path.name}"
+    proxy = subprocess.Popen([COLLECTION / "files" / "bastion-proxy", "hub-bastion", "hub-rg", target, "22"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env={"PATH": f"{Path(__file__).parent / 'fake'}:/usr/bin:/bin"})
+    try:
+        assert proxy.stdout.readline() == f"tunnel to {target} port 22 via hub-bastion/hub-rg\n"
+        proxy.stdin.write("SSH-2.0-OpenSSH_9.6\n")
+        proxy.stdin.flush()
+        assert proxy.stdout.readline() == "SSH-2.0-OpenSSH_9.6\n"
+        proxy.send_signal(signal.SIGHUP)
+        assert proxy.wait(timeout=10) != 0
+    finally:
+        proxy.kill()
+    deadline = time.monotonic() + 10
+    while tunnels(target) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tunnels(target) == []
+
+
+def tunnels(target: str) -> list[str]:
+    """Processes whose command line names `target` (the fake tunnel)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if target.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found
 
 
 def test_the_module_and_the_driver_role_are_documented(tmp_path):
