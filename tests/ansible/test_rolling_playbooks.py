@@ -121,3 +121,39 @@ def test_the_health_playbook_prints_one_table_changes_nothing_and_fails_on_an_un
 
 def test_the_collection_under_test_is_this_checkouts():
     assert (COLLECTION / "playbooks" / "restart_gpu_services.yml").is_file()
+
+
+def installed_upstream_version(package: str) -> str:
+    version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True,
+                             check=True).stdout
+    return version.split(":", 1)[-1].rsplit("-", 1)[0]
+
+
+def test_the_driver_upgrade_leaves_nodes_already_at_the_version_alone(fleet, tmp_path):
+    """The shipped driver playbook with this machine's real apt package facts: a package already at the asked
+    version (bash stands in for the driver packages) means no gate, no drain, no apt run, no reboot: changed=0."""
+    run, _state, log, _dirs = fleet
+    env_file = tmp_path / "node.env"
+    env_file.write_text("GPUFLEET_IMAGE_KIND=ubuntu-24.04\nGPUFLEET_NVSWITCH=0\n")
+    done = run("driver_upgrade", "-e", f"driver_version={installed_upstream_version('bash')}",
+               "-e", '{"driver_packages": ["bash"]}', "-e", f"driver_env_file={env_file}")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " changed=0 " in done.stdout and " changed=1 " not in done.stdout
+    assert calls(log) == []
+
+
+def test_the_driver_upgrade_refuses_a_driver_that_came_with_the_image(fleet, tmp_path):
+    run, _state, log, _dirs = fleet
+    env_file = tmp_path / "node.env"
+    env_file.write_text("GPUFLEET_IMAGE_KIND=driver-ready\n")
+    done = run("driver_upgrade", "-e", "driver_version=570.195.03", "-e", f"driver_env_file={env_file}")
+    assert done.returncode != 0
+    assert "boots a driver-ready image, whose driver came with the image" in " ".join(done.stdout.split())
+    assert calls(log) == []
+
+
+def test_the_driver_upgrade_needs_a_version(fleet):
+    run, _state, _log, _dirs = fleet
+    done = run("driver_upgrade")
+    assert done.returncode != 0, done.stdout
+    assert "missing required arguments: driver_version" in done.stdout, done.stdout[-1500:]
