@@ -14,6 +14,10 @@ def source_packages() -> set[str]:
     """Every Python package under the mapped source folders, named as it is installed."""
     names = set()
     for package, folder in SETUPTOOLS["package-dir"].items():
+        # A mapped folder without Python code (the Ansible collection, `ansible/`) is package data only: it has no
+        # __init__.py, so that `import ansible` from the checkout's root never finds it instead of Ansible itself.
+        if not (ROOT / folder / "__init__.py").exists() and any(SETUPTOOLS["package-data"].get(package, [])):
+            names.add(package)
         for init in (ROOT / folder).rglob("__init__.py"):
             relative = init.parent.relative_to(ROOT / folder).parts
             names.add(".".join((package, *relative)))

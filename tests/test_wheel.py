@@ -9,6 +9,7 @@ checkout's installed dependencies through a path file (no download, no index) bu
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "fixtures" / "wheel" / "run_under_mocks.py"
 EXAMPLE = ROOT / "examples" / "python-existing-subnet"
-SOURCES = ("pyproject.toml", "README.md", "components", "cloud_init")
+SOURCES = ("pyproject.toml", "README.md", "components", "cloud_init", "ansible")
 NOT_SHIPPED = {"README.md", "requirements.txt", "alerts.test.yml"}
 
 
@@ -58,6 +59,7 @@ def shipped_files(package: Path) -> set[str]:
 def source_files() -> set[str]:
     names = {str(p.relative_to(ROOT / "components")) for p in (ROOT / "components").rglob("*") if p.is_file()}
     names |= {f"cloud_init/{p.relative_to(ROOT / 'cloud_init')}" for p in (ROOT / "cloud_init").rglob("*") if p.is_file()}
+    names |= {f"ansible/{p.relative_to(ROOT / 'ansible')}" for p in (ROOT / "ansible").rglob("*") if p.is_file()}
     return {n for n in names if "__pycache__" not in n and Path(n).name not in NOT_SHIPPED}
 
 
@@ -84,6 +86,13 @@ def test_the_wheel_plans_a_users_project_and_runs_the_example_outside_the_checko
     run([gpufleet, "plan", "aws-dev", "--set", "storage.shared.kind=lustre", "--out", out], project)
     assert (out / "gpufleet-lt.user-data.yaml").read_text().startswith("#cloud-boothook\n#!/bin/sh\n")
     assert (out / "gpufleet-node-config-object.user-data.yaml").read_text().startswith("#cloud-config\n")
+    # The Ansible collection ships inside the package; the inventory puts that copy on Ansible's collection path.
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"ssm_transfer_bucket": "gpufleet-ssm-test", "fleet_name": "gpufleet-nodes"}))
+    run([gpufleet, "inventory", "aws-dev", "--outputs", outputs, "--out", tmp_path / "inventory"], project)
+    link = tmp_path / "inventory" / "collections" / "ansible_collections" / "gpufleet" / "day2"
+    assert link.resolve() == package / "ansible" and (link / "playbooks" / "driver_upgrade.yml").is_file()
+    assert os.access(link / "files" / "bastion-proxy", os.X_OK)
     refused = run([gpufleet, "plan", "aws-train"], project, check=False)
     assert refused.returncode == 2 and "`stack`: got 'aws-train'; expected one of aws-dev" in refused.stderr
 

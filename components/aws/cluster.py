@@ -5,7 +5,7 @@ declares nothing (values that come from other resources are checked again once k
 Children are named f"{name}-{role}" (roles: vpc, igw, subnet, nat-subnet, nat-ip, nat, routes, nat-routes, sg,
 sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, role-node-config, profile, key, fs-sg,
 fs-sg-*, fsx, fsx-s3, efs, efs-mount, node-config and node-config-* (only when the user data exceeds 16 KB), lt,
-nodes, and the serving and monitoring server children) and parented to the component.
+nodes, ssm-transfer and ssm-transfer-*, and the serving and monitoring server children) and parented to the component.
 They use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's
 `aws:*` config (profile, assumeRoles, allowedAccountIds, defaultTags); each regional resource names the spec's
 region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own is needed.
@@ -43,6 +43,7 @@ from .placement import build_placement_group
 from .security import build_security_group
 from .serving import build_serving
 from .slurm_controller import SlurmController
+from .ssm_transfer import build_ssm_transfer_bucket
 from .storage import build_shared_storage
 from .tagging import Tagger, tagger
 
@@ -96,6 +97,8 @@ class AwsGpuCluster(GpuClusterOutputs):
     """The monitoring server's instance id (with `monitoring.server`)."""
     monitoring_server_ip: pulumi.Output[Optional[str]]
     """The monitoring server's private IP (with `monitoring.server`)."""
+    ssm_transfer_bucket: pulumi.Output[str]
+    """The private bucket Ansible's Session Manager connection transfers files through (`gpufleet inventory`)."""
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
@@ -132,6 +135,7 @@ class AwsGpuCluster(GpuClusterOutputs):
                                                      self.slurm.node_tags if self.slurm else None)
         self.fleet = build_fleet(name, selection, self.launch_template, network.subnet_id, self.placement, tag,
                                  child)
+        self.ssm_transfer = build_ssm_transfer_bucket(name, spec, cluster_hash(name), tag, child)
         self.serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id,
                                      network.public_subnet_id, self.security_group, self.identity.role.name, self.fleet,
                                      tag, child) if spec.inference else None
@@ -143,6 +147,7 @@ class AwsGpuCluster(GpuClusterOutputs):
             "placement_group": self.placement.name if self.placement else None,
             "launch_template_id": self.launch_template.id,
             "fleet_name": self.fleet.name,
+            "ssm_transfer_bucket": self.ssm_transfer.bucket,
             "node_role_arn": self.identity.role.arn,
             "node_instance_profile_arn": self.identity.profile.arn,
             "node_extra_policy_arns": extra_policies,

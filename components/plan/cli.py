@@ -1,6 +1,7 @@
 """`gpufleet`: the offline plan, plus the catalog, selection, review and `migrate` commands.
 
     gpufleet plan STACK [--set PATH=VALUE ...] [--json] [--out DIR]
+    gpufleet inventory STACK [--out DIR] [--outputs FILE]
 
 Exit codes: 0 ok, 2 bad input (one message naming the field, no traceback), 1 an internal error (one line; rerun
 with `--debug` for the traceback).
@@ -22,6 +23,7 @@ from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
 from ..catalog.datadir import use_data_dir
 from ..migrate.cli import add_commands as add_migrate_commands
+from ..inventory.cli import add_commands as add_inventory_commands
 from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.raw import raw_problems
 from .diff_cli import add_commands as add_review_commands
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     add_review_commands(commands)
     add_migrate_commands(commands)
     add_bench_commands(commands)
+    add_inventory_commands(commands)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)

@@ -171,6 +171,10 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
     "aws:s3/bucketPolicy:BucketPolicy": _facts(
         "bucket", f"{TF_AWS} internal/service/s3/bucket_policy.go", "the policy document updates in place",
         checked="0073593e7d6993ba482409f4dc35438daaa79bb3"),
+    # The SSM transfer bucket's object expiry (gpufleet.aws.ssm_transfer); rules update in place
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _facts(
+        "bucket expectedBucketOwner", f"{TF_AWS} internal/service/s3/bucket_lifecycle_configuration.go",
+        "the rules update in place", checked="01606926a0c0ab9174aec440f976a48b0baee722"),
     "aws:iam/role:Role": _facts("name namePrefix path", f"{TF_AWS} internal/service/iam/role.go"),
     "aws:iam/instanceProfile:InstanceProfile": _facts(
         "name namePrefix path", f"{TF_AWS} internal/service/iam/instance_profile.go"),

@@ -25,6 +25,13 @@ S3_TYPES = ("aws:s3/bucket:Bucket", "aws:s3/bucketObjectv2:BucketObjectv2", "aws
             "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
 
 
+def node_config(result, token: str):
+    """The node-config bucket's resource of `token` (every AWS cluster also has its SSM transfer bucket)."""
+    found = [r for r in of_type(result, token) if r.name.startswith("gpufleet-node-config")]
+    assert len(found) == 1, [r.name for r in of_type(result, token)]
+    return found[0]
+
+
 def launch_template_text(result) -> str:
     encoded = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]
     return gzip.decompress(base64.b64decode(encoded)).decode()
@@ -59,17 +66,17 @@ def test_the_stored_config_is_valid_cloud_config(tmp_path):
 
 def test_the_bucket_is_private_encrypted_and_tls_only():
     result = cached_plan(LARGE)
-    bucket = one(result, "aws:s3/bucket:Bucket").inputs
+    bucket = node_config(result, "aws:s3/bucket:Bucket").inputs
     assert bucket["bucketPrefix"].startswith("gpufleet-node-config-") and bucket["forceDestroy"] is True
     assert len(bucket["bucketPrefix"]) <= 37 and bucket["bucketPrefix"] == bucket["bucketPrefix"].lower()
-    block = one(result, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
+    block = node_config(result, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
     assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls",
                                           "restrictPublicBuckets"))
-    sse = one(result, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+    sse = node_config(result, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
     assert sse.inputs["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "AES256"
-    owner = one(result, "aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs
+    owner = node_config(result, "aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs
     assert owner["rule"]["objectOwnership"] == "BucketOwnerEnforced"
-    [statement] = json.loads(one(result, "aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"]
+    [statement] = json.loads(node_config(result, "aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"]
     assert (statement["Effect"], statement["Condition"]) == ("Deny", {"Bool": {"aws:SecureTransport": "false"}})
 
 
@@ -84,7 +91,7 @@ def test_the_node_role_reads_only_the_node_config_prefix():
 def test_a_config_that_fits_stays_inline_with_no_bucket():
     result = cached_plan(SMALL)
     assert launch_template_text(result).startswith("#cloud-config\n")
-    assert [r.type for r in result.resources if r.type in S3_TYPES] == []
+    assert [r.name for r in result.resources if r.type in S3_TYPES and "node-config" in r.name] == []
     assert not [r for r in of_type(result, "aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-role-node-config")]
 
 
@@ -95,9 +102,10 @@ def test_the_same_spec_gives_the_same_inputs():
 
 def test_a_node_count_change_touches_neither_the_object_nor_the_template():
     small, large = cached_plan(LARGE), cached_plan({**LARGE, "nodes": 6})
-    for token in ("aws:s3/bucketObjectv2:BucketObjectv2", "aws:ec2/launchTemplate:LaunchTemplate",
-                  "aws:s3/bucket:Bucket"):
-        assert one(small, token).inputs == one(large, token).inputs
+    assert one(small, "aws:ec2/launchTemplate:LaunchTemplate").inputs == one(
+        large, "aws:ec2/launchTemplate:LaunchTemplate").inputs
+    for token in ("aws:s3/bucketObjectv2:BucketObjectv2", "aws:s3/bucket:Bucket"):
+        assert node_config(small, token).inputs == node_config(large, token).inputs
 
 
 def test_an_existing_subnet_is_warned_that_nodes_need_a_route_to_s3():

@@ -1,0 +1,135 @@
+"""The gpufleet.day2 collection as Ansible itself reads it: every playbook passes `ansible-playbook --syntax-check`,
+the whole collection passes `ansible-lint --profile production --offline`, and the module and role entry points are
+documented the way `ansible-doc` reads them."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.inventory.ansible_tools import COLLECTION, ansible_env, tool
+
+PLAYBOOKS = sorted((COLLECTION / "playbooks").glob("*.yml"))
+ROLLING = ("driver_upgrade", "security_updates", "restart_gpu_services")
+
+
+def run(command: list, env: dict, cwd=COLLECTION) -> subprocess.CompletedProcess:
+    return subprocess.run([str(part) for part in command], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=300)
+
+
+def test_the_collection_ships_the_five_playbooks():
+    assert [p.stem for p in PLAYBOOKS] == ["diagnostics", "driver_upgrade", "health", "restart_gpu_services",
+                                           "security_updates"]
+
+
+def test_every_playbook_passes_the_syntax_check(tmp_path):
+    hosts = tmp_path / "hosts.ini"
+    hosts.write_text("[gpu_nodes]\nnode-1\n[slurm_controller]\n[monitoring_server]\n")
+    done = run([tool("ansible-playbook"), "--syntax-check", "-i", hosts, *PLAYBOOKS], ansible_env(tmp_path))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert [line for line in done.stdout.splitlines() if line.startswith("playbook:")] == [
+        f"playbook: {p}" for p in PLAYBOOKS]
+
+
+def test_a_broken_playbook_fails_the_syntax_check(tmp_path):
+    """The check above can fail: a task with two actions is refused."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text("- hosts: gpu_nodes\n  tasks:\n    - ansible.builtin.command: true\n      ansible.builtin.shell: "
+                      "true\n")
+    done = run([tool("ansible-playbook"), "--syntax-check", "-i", "localhost,", broken], ansible_env(tmp_path))
+    assert done.returncode != 0
+
+
+@pytest.mark.ansible_slow
+def test_the_collection_passes_ansible_lint_production(tmp_path):
+    env = ansible_env(tmp_path, PATH=f"{tool('ansible-lint').rsplit('/', 1)[0]}:/usr/bin:/bin")
+    done = run([tool("ansible-lint"), "--profile", "production", "--offline", "--nocolor"], env)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ROLLING)
+def test_rolling_playbooks_go_one_node_at_a_time_and_stop_at_the_first_failure(name):
+    [play] = yaml.safe_load((COLLECTION / "playbooks" / f"{name}.yml").read_text())
+    assert play["hosts"] == "gpu_nodes"
+    assert play["serial"] == "{{ gpufleet_batch_size | default(1) }}"
+    assert (play["max_fail_percentage"], play["any_errors_fatal"]) == (0, True)
+
+
+@pytest.mark.parametrize("name", ROLLING)
+def test_each_node_is_gated_drained_changed_checked_and_returned_in_that_order(name):
+    [play] = yaml.safe_load((COLLECTION / "playbooks" / f"{name}.yml").read_text())
+    roles = []
+
+    def walk(tasks):
+        for task in tasks:
+            if "block" in task:
+                walk(task["block"])
+            elif "ansible.builtin.include_role" in task:
+                roles.append(task["ansible.builtin.include_role"]["name"].rsplit(".", 1)[1])
+
+    walk(play["tasks"])
+    gated = roles[roles.index("fleet_healthy"):]
+    assert gated[:2] == ["fleet_healthy", "drain"] and gated[-2:] == ["acceptance", "return_to_service"]
+
+
+def test_the_bastion_proxy_passes_shellcheck():
+    from tests.cloud_init.test_lint import SHELLCHECK_HINT
+    from tests.validators import require_tool
+
+    done = subprocess.run([require_tool("shellcheck", SHELLCHECK_HINT), COLLECTION / "files" / "bastion-proxy"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path):
+    """ssh's ProxyCommand side: stdin and stdout reach the target through a tunnel the proxy opens on a free port
+    (the Azure CLI faked by tests/ansible/fake/az; `nc` from netcat-openbsd), and the SIGHUP ssh sends at its end
+    closes the tunnel too."""
+    from tests.validators import require_tool
+
+    require_tool("nc", "install netcat-openbsd (`apt-get install -y netcat-openbsd`)")
+    target = f"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/{tmp_path.name}"
+    proxy = subprocess.Popen([COLLECTION / "files" / "bastion-proxy", "hub-bastion", "hub-rg", target, "22"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env={"PATH": f"{Path(__file__).parent / 'fake'}:/usr/bin:/bin"})
+    try:
+        assert proxy.stdout.readline() == f"tunnel to {target} port 22 via hub-bastion/hub-rg\n"
+        proxy.stdin.write("SSH-2.0-OpenSSH_9.6\n")
+        proxy.stdin.flush()
+        assert proxy.stdout.readline() == "SSH-2.0-OpenSSH_9.6\n"
+        proxy.send_signal(signal.SIGHUP)
+        assert proxy.wait(timeout=10) != 0
+    finally:
+        proxy.kill()
+    deadline = time.monotonic() + 10
+    while tunnels(target) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tunnels(target) == []
+
+
+def tunnels(target: str) -> list[str]:
+    """Processes whose command line names `target` (the fake tunnel)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if target.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found
+
+
+def test_the_module_and_the_driver_role_are_documented(tmp_path):
+    env = ansible_env(tmp_path)
+    module = run([tool("ansible-doc"), "--json", "gpufleet.day2.gpu_health"], env)
+    assert module.returncode == 0, module.stderr
+    assert "healthy" in module.stdout and "failed_checks" in module.stdout
+    role = run([tool("ansible-doc"), "-t", "role", "--json", "gpufleet.day2.driver"], env)
+    assert role.returncode == 0, role.stderr
+    assert '"driver_version"' in role.stdout and '"required": true' in role.stdout

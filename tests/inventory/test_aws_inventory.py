@@ -1,0 +1,123 @@
+"""The generated AWS inventory, read by the real `amazon.aws.aws_ec2` plugin (`ansible-inventory --list`) from moto's
+EC2 and Auto Scaling API on loopback: the stack's nodes, launched by an Auto Scaling group as AWS does (tags
+propagated, `aws:autoscaling:groupName` set by the group), and its monitoring server come back with the Session
+Manager connection set; other clusters' instances, the same stack name in another project, untagged and stopped
+instances do not."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpufleet.naming import cluster_hash
+from gpufleet.plan.cli import main
+from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list
+
+boto3 = pytest.importorskip("boto3")
+moto_server = pytest.importorskip("moto.server")
+
+STACK, REGION, PROJECT = "aws-dev", "us-east-1", "gpufleet"
+BUCKET = "gpufleet-ssm-b0b61b-0123456789abcdef"
+FLEET = "gpufleet-nodes-4f2a9c1"
+AMI = "ami-12c6146b"  # one of the images moto serves
+
+
+def tags(role: str, cluster: str, stack: str = STACK) -> list[dict]:
+    values = {"gpufleet-cluster": cluster, "gpufleet-stack": stack, "gpufleet-role": role,
+              "gpufleet-component": "AwsGpuCluster", "Name": f"{stack}-gpufleet-{role}"}
+    return [{"Key": key, "Value": value} for key, value in values.items()]
+
+
+def run_instance(ec2, instance_type: str, instance_tags: list[dict]) -> str:
+    spec = [{"ResourceType": "instance", "Tags": instance_tags}] if instance_tags else []
+    [instance] = ec2.run_instances(ImageId=AMI, InstanceType=instance_type, MinCount=1, MaxCount=1,
+                                   TagSpecifications=spec)["Instances"]
+    return instance["InstanceId"]
+
+
+def fleet(ec2, autoscaling, name: str, group_tags: list[dict], size: int) -> list[str]:
+    """A launch template and an Auto Scaling group of `size`, tags propagated at launch (as gpufleet declares)."""
+    template = ec2.create_launch_template(LaunchTemplateName=f"{name}-lt", LaunchTemplateData={
+        "ImageId": AMI, "InstanceType": "g6e.xlarge"})["LaunchTemplate"]["LaunchTemplateId"]
+    autoscaling.create_auto_scaling_group(
+        AutoScalingGroupName=name, MinSize=size, MaxSize=size, DesiredCapacity=size,
+        LaunchTemplate={"LaunchTemplateId": template, "Version": "$Latest"}, AvailabilityZones=[f"{REGION}a"],
+        Tags=[{**tag, "PropagateAtLaunch": True, "ResourceId": name, "ResourceType": "auto-scaling-group"}
+              for tag in group_tags])
+    [group] = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"]
+    return [instance["InstanceId"] for instance in group["Instances"]]
+
+
+@pytest.fixture(scope="module")
+def aws(tmp_path_factory):
+    """moto on loopback holding the stack's fleet and monitoring server, and instances that are not the stack's."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    credentials = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": REGION}
+    ec2 = boto3.client("ec2", endpoint_url=endpoint, **credentials)
+    autoscaling = boto3.client("autoscaling", endpoint_url=endpoint, **credentials)
+    ours = cluster_hash("gpufleet", PROJECT, STACK)
+    world = {
+        "nodes": fleet(ec2, autoscaling, FLEET, tags("node", ours), 2),
+        "monitoring": run_instance(ec2, "t3.medium", tags("monitoring", ours)),
+        "other_cluster": fleet(ec2, autoscaling, "other-nodes", tags("node", cluster_hash("gpufleet", PROJECT,
+                                                                                          "aws-train"), "aws-train"), 1),
+        "same_stack_other_project": run_instance(ec2, "g6e.xlarge", tags("node", cluster_hash("gpufleet", "theirs",
+                                                                                               STACK))),
+        "untagged": run_instance(ec2, "g6e.xlarge", []),
+        "stopped_node": run_instance(ec2, "g6e.xlarge", tags("node", ours)),
+    }
+    ec2.stop_instances(InstanceIds=[world["stopped_node"]])
+    yield endpoint, world
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def listing(aws, tmp_path_factory, monkeypatch_module):
+    endpoint, _world = aws
+    tmp = tmp_path_factory.mktemp("aws-inventory")
+    outputs = tmp / "outputs.json"
+    outputs.write_text(json.dumps({"ssm_transfer_bucket": BUCKET, "fleet_name": FLEET}))
+    monkeypatch_module.chdir(ROOT)
+    assert main(["inventory", STACK, "--out", str(tmp / "inventory"), "--outputs", str(outputs)]) == 0
+    env = ansible_env(tmp, AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                      AWS_DEFAULT_REGION=REGION)
+    return inventory_list(tmp / "inventory" / f"{STACK}.aws_ec2.yml", env)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+def test_exactly_the_stacks_instances_come_back_in_their_groups(aws, listing):
+    _endpoint, world = aws
+    assert group_hosts(listing, "gpu_nodes") == set(world["nodes"])
+    assert group_hosts(listing, "monitoring_server") == {world["monitoring"]}
+    assert group_hosts(listing, "slurm_controller") == set()  # this stack has none: the group is empty, not an error
+    every_host = set(listing["_meta"]["hostvars"])
+    assert every_host == {*world["nodes"], world["monitoring"]}
+
+
+def test_every_host_is_reached_through_session_manager_with_the_stacks_bucket(aws, listing):
+    _endpoint, world = aws
+    for host in (*world["nodes"], world["monitoring"]):
+        hostvars = listing["_meta"]["hostvars"][host]
+        assert hostvars["ansible_connection"] == "amazon.aws.aws_ssm"
+        assert hostvars["ansible_aws_ssm_instance_id"] == host
+        assert hostvars["ansible_aws_ssm_bucket_name"] == BUCKET
+        assert hostvars["ansible_aws_ssm_region"] == REGION
+
+
+def test_nodes_carry_cloud_instance_type_fabric_and_node_group(aws, listing):
+    _endpoint, world = aws
+    node = listing["_meta"]["hostvars"][world["nodes"][0]]
+    assert (node["gpufleet_cloud"], node["gpufleet_instance_type"], node["gpufleet_fabric"],
+            node["gpufleet_node_group"]) == ("aws", "g6e.xlarge", "tcp", FLEET)
+    server = listing["_meta"]["hostvars"][world["monitoring"]]
+    assert (server["gpufleet_instance_type"], server["gpufleet_fabric"], server["gpufleet_node_group"]) == (
+        "t3.medium", "none", "")
