@@ -22,8 +22,8 @@ from ..bench.cli import add_commands as add_bench_commands
 from ..catalog.age import catalog_age_notes
 from ..catalog.cli import add_commands as add_catalog_commands
 from ..catalog.datadir import use_data_dir
-from ..migrate.cli import add_commands as add_migrate_commands
 from ..inventory.cli import add_commands as add_inventory_commands
+from ..migrate.cli import add_commands as add_migrate_commands
 from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.raw import raw_problems
 from .diff_cli import add_commands as add_review_commands
