@@ -1,4 +1,4 @@
-"""`gpufleet`: the offline plan, plus the catalog, selection, review and `migrate` commands.
+"""`gpufleet`: the offline plan, plus the catalog, selection, review, `migrate`, `bench` and `inventory` commands.
 
     gpufleet plan STACK [--set PATH=VALUE ...] [--json] [--out DIR]
     gpufleet inventory STACK [--out DIR] [--outputs FILE]
