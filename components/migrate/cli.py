@@ -160,7 +160,7 @@ def _nodes(args: argparse.Namespace, stack):
     if not hosts:
         from .discover import find_nodes
 
-        found = find_nodes(args.stack, spec)
+        found = find_nodes(args.stack, spec, args.zone)
         hosts, zone = found.hosts, zone or found.zone
         print(f"found {len(hosts)} running node(s) with `{found.how}`: {', '.join(hosts)}", flush=True)
     proxy = args.proxy_command or cloud_proxy_command(spec.cloud, spec.region, zone, args.bastion,

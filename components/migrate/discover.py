@@ -38,21 +38,21 @@ HOST_HINT = "or name the nodes with `--host`"
 class FoundNodes:
     hosts: tuple[str, ...]
     zone: str | None
-    """GCP: the nodes' zone (IAP tunnels need it), from the stack outputs or the instances themselves."""
+    """GCP: the nodes' zone (IAP tunnels need it): `--zone`, else the stack outputs', else the spec's."""
     how: str
     """The command that found them, shown to the user."""
 
 
-def find_nodes(stack: str, spec: ClusterSpec) -> FoundNodes:
-    """The stack's running nodes, or `SpecError` naming what to do."""
+def find_nodes(stack: str, spec: ClusterSpec, zone: str | None = None) -> FoundNodes:
+    """The stack's running nodes, or `SpecError` naming what to do. `zone` (GCP, `--zone`) wins over the stack's."""
     name = stack_name(stack)
     project = _project(stack)
-    outputs = stack_outputs(name, project[0] if project else None)
+    outputs = stack_outputs(name, project[0]) if project else None
     project_name = project[1] if project else None
     if spec.cloud == "aws":
         found = _aws(spec, name, project_name, outputs)
     elif spec.cloud == "gcp":
-        found = _gcp(spec, name, project_name, outputs)
+        found = _gcp(spec, name, project_name, outputs, zone)
     else:
         found = _azure(spec, name, outputs)
     if not found.hosts:
@@ -63,8 +63,8 @@ def find_nodes(stack: str, spec: ClusterSpec) -> FoundNodes:
 
 
 def _project(stack: str) -> tuple[Path, str] | None:
-    """The Pulumi project around the stack file (or the current folder): where `pulumi` runs and whose name goes into
-    `naming.cluster_hash`."""
+    """The Pulumi project around the stack file (or the current folder for a stack name): where `pulumi` runs and
+    whose name goes into `naming.cluster_hash`. None for a stack file outside any project: then neither is known."""
     path = Path(stack)
     start = path.resolve().parent if path.suffix in (".yaml", ".yml") and path.is_file() else None
     try:
@@ -74,9 +74,9 @@ def _project(stack: str) -> tuple[Path, str] | None:
     return found.root, found.name
 
 
-def stack_outputs(stack: str, project_root: Path | None) -> dict[str, Any] | None:
-    """`pulumi stack output --json` of the stack, or None when the Pulumi CLI is not here or cannot read it (a note
-    says why; the nodes are then found by gpufleet's tags)."""
+def stack_outputs(stack: str, project_root: Path) -> dict[str, Any] | None:
+    """`pulumi stack output --json` of the stack, run in its project (a stack is named within one), or None when the
+    Pulumi CLI is not here or cannot read it (a note says why; the nodes are then found by gpufleet's tags)."""
     if shutil.which("pulumi") is None:
         return None
     done = _run(["pulumi", "stack", "output", "--json", "--stack", stack], cwd=project_root, check=False)
@@ -113,8 +113,8 @@ def _aws(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | Non
     return FoundNodes(tuple(hosts), None, _shown(command))
 
 
-def _gcp(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | None) -> FoundNodes:
-    fleet, zone = _text(outputs, "fleet_name"), _text(outputs, "zone") or spec.zone
+def _gcp(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | None, zone: str | None) -> FoundNodes:
+    fleet, zone = _text(outputs, "fleet_name"), zone or _text(outputs, "zone") or spec.zone
     if fleet and zone:
         command = ["gcloud", "compute", "instance-groups", "managed", "list-instances", fleet, "--zone", zone,
                    "--format=json"]
@@ -132,14 +132,9 @@ def _gcp(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | Non
     command = ["gcloud", "compute", "instances", "list", *([f"--zones={zone}"] if zone else []),
                f"--filter={' AND '.join(terms)}", "--format=json"]
     rows = _json(command)
-    instances = [row for row in rows if isinstance(row, dict) and row.get("name")
-                 and row.get("status", RUNNING["gcp"]) == RUNNING["gcp"]] if isinstance(rows, list) else []
-    zones = sorted({_basename(str(row.get("zone") or "")) for row in instances} - {""})
-    if not zone and len(zones) > 1:
-        raise SpecError([Problem("--zone", MISSING, f"the stack's nodes are in several zones ({', '.join(zones)}); "
-                                 "name one with --zone")], root=ROOT)
-    return FoundNodes(tuple(sorted(str(row["name"]) for row in instances)), zone or (zones[0] if zones else None),
-                      _shown(command))
+    hosts = sorted(str(row["name"]) for row in rows if isinstance(row, dict) and row.get("name")
+                   and row.get("status", RUNNING["gcp"]) == RUNNING["gcp"]) if isinstance(rows, list) else []
+    return FoundNodes(tuple(hosts), zone, _shown(command))
 
 
 def _azure(spec: ClusterSpec, stack: str, outputs: dict | None) -> FoundNodes:

@@ -29,6 +29,13 @@ class FakeClis:
                 "FAKE_CLI_LOG": str(self.log), "FAKE_CLI_REPLIES": json.dumps(replies)}
 
     def calls(self) -> list[list[str]]:
+        return [call["args"] for call in self._records()]
+
+    def folders(self) -> list[str]:
+        """The folder each call ran in."""
+        return [call["cwd"] for call in self._records()]
+
+    def _records(self) -> list[dict]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
 

@@ -35,10 +35,11 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
-def discover(monkeypatch, fakes, cloud: str, replies: dict, clis=("aws", "gcloud", "az", "pulumi"), base_path=None):
+def discover(monkeypatch, fakes, cloud: str, replies: dict, clis=("aws", "gcloud", "az", "pulumi"), base_path=None,
+             zone=None):
     for key, value in fakes.env(replies, clis, base_path).items():
         monkeypatch.setenv(key, value)
-    return find_nodes(f"{cloud}-train", parse_cluster_spec(CLUSTERS[cloud]))
+    return find_nodes(f"{cloud}-train", parse_cluster_spec(CLUSTERS[cloud]), zone)
 
 
 def test_aws_nodes_by_the_fleet_pulumi_exported(project, monkeypatch):
@@ -47,6 +48,7 @@ def test_aws_nodes_by_the_fleet_pulumi_exported(project, monkeypatch):
         "pulumi stack output": {"file": "pulumi-stack-output-aws.json"},
         "aws ec2 describe-instances": {"file": "aws-describe-instances.json"}})
     assert found.hosts == ("i-0aaaaaaaaaaaaaaa1", "i-0ccccccccccccccc3")
+    assert fakes.folders()[0] == str(project)  # pulumi names the stack within its project
     assert fakes.calls() == [
         ["pulumi", "stack", "output", "--json", "--stack", "aws-train"],
         ["aws", "ec2", "describe-instances", "--region", "us-east-1", "--filters",
@@ -161,3 +163,26 @@ def test_the_cli_exits_2_with_the_message(project, monkeypatch, capsys):
     assert main(["migrate", "verify", "aws-train", "--manifest", str(manifest)]) == 2  # no `aws` in /usr/bin, /bin
     err = capsys.readouterr().err
     assert "`aws` is not installed here" in err and "`--host`" in err and "Traceback" not in err, err
+
+
+def test_gcp_zone_given_wins(project, monkeypatch):
+    fakes = fake_clis(project / "fakes")
+    found = discover(monkeypatch, fakes, "gcp", {"gcloud compute instances list": {"file": "gcloud-instances-list.json"}},
+                     clis=("gcloud",), zone="us-central1-b")
+    assert found.zone == "us-central1-b" and "--zones=us-central1-b" in fakes.calls()[0]
+
+
+def test_a_stack_file_outside_any_project_asks_no_pulumi(tmp_path, monkeypatch):
+    """Without a project, a stack name could be another project's: pulumi is not asked, and the AWS filter has no
+    cluster hash (it needs the project's name)."""
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    stack = folder / "Pulumi.aws-train.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"gpufleet:cluster": CLUSTERS["aws"]}}))
+    monkeypatch.chdir(folder)
+    fakes = fake_clis(tmp_path / "fakes")
+    for key, value in fakes.env({"aws ec2 describe-instances": {"file": "aws-describe-instances-one.json"}}).items():
+        monkeypatch.setenv(key, value)
+    assert find_nodes(str(stack), parse_cluster_spec(CLUSTERS["aws"])).hosts == ("i-0fffffffffffffff6",)
+    assert [call[0] for call in fakes.calls()] == ["aws"]
+    assert not any("gpufleet-cluster" in arg for arg in fakes.calls()[0])

@@ -192,17 +192,25 @@ def test_no_route_but_the_tunnel(workload, sshd, tmp_path, capsys):
 def test_sync_and_verify_find_the_node_through_the_cloud_cli(workload, sshd, tmp_path):
     """No --host: the node comes from `pulumi stack output` (the fleet's name) and `aws ec2 describe-instances`
     (stand-ins answering recorded JSON), then the copy and the check go through the tunnel to that node."""
+    import shutil
+
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: migrated\nruntime: python\nstackConfigDir: stacks\n")
+    stack = project / "stacks" / workload["stack"].name
+    shutil.copy(workload["stack"], stack)
     fakes = fake_clis(tmp_path / "fakes")
     env = fakes.env({"pulumi stack output": {"file": "pulumi-stack-output-aws.json"},
                      "aws ec2 describe-instances": {"file": "aws-describe-instances-one.json"}})
     dest = tmp_path / "node" / "workload"
     before = len(sshd.tunnelled_hosts())
-    done = cli("sync", *sync_args(workload, sshd, dest), env=env)
+    args = [str(stack), *sync_args(workload, sshd, dest)[1:]]
+    done = cli("sync", *args, env=env)
     assert done.returncode == 0, done.stderr + done.stdout
     assert "found 1 running node(s) with `aws ec2 describe-instances" in done.stdout
     assert (dest / "dataset" / "labels.csv").read_text() == "id,label\n1,cat\n"
     python = node_venv(tmp_path / "node-venv", workload, dest)
-    verified = cli("verify", *sync_args(workload, sshd, dest), "--python", str(python), env=env)
+    verified = cli("verify", *args, "--python", str(python), env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "verify: no differences" in verified.stdout
     assert set(sshd.tunnelled_hosts()[before:]) == {"i-0fffffffffffffff6"}
@@ -211,6 +219,7 @@ def test_sync_and_verify_find_the_node_through_the_cloud_cli(workload, sshd, tmp
                 "Name=instance-state-name,Values=running", "--output", "json"]
     pulumi = ["pulumi", "stack", "output", "--json", "--stack", "migrate-nodes"]
     assert fakes.calls() == [pulumi, describe] * 2
+    assert fakes.folders()[0] == str(project)
 
 
 def test_without_host_or_cloud_cli_one_message(workload, tmp_path, monkeypatch, capsys):
