@@ -79,7 +79,8 @@ def stack_outputs(stack: str, project_root: Path) -> dict[str, Any] | None:
     Pulumi CLI is not here or cannot read it (a note says why; the nodes are then found by gpufleet's tags)."""
     if shutil.which("pulumi") is None:
         return None
-    done = _run(["pulumi", "stack", "output", "--json", "--stack", stack], cwd=project_root, check=False)
+    done = _run(["pulumi", "stack", "output", "--json", "--non-interactive", "--stack", stack], cwd=project_root,
+                check=False)
     try:
         outputs = json.loads(done.stdout) if done.returncode == 0 else None
     except json.JSONDecodeError:
@@ -108,8 +109,8 @@ def _aws(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | Non
     reply = _json(command)
     instances = [instance for reservation in _list(reply, "Reservations")
                  for instance in _list(reservation, "Instances")]
-    hosts = sorted(str(i["InstanceId"]) for i in instances
-                   if i.get("InstanceId") and (i.get("State") or {}).get("Name", RUNNING["aws"]) == RUNNING["aws"])
+    hosts = sorted(i["InstanceId"] for i in instances
+                   if _is_text(i.get("InstanceId")) and _field(i, "State", "Name", RUNNING["aws"]) == RUNNING["aws"])
     return FoundNodes(tuple(hosts), None, _shown(command))
 
 
@@ -119,8 +120,8 @@ def _gcp(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | Non
         command = ["gcloud", "compute", "instance-groups", "managed", "list-instances", fleet, "--zone", zone,
                    "--format=json"]
         rows = _json(command)
-        hosts = sorted(_basename(row["instance"]) for row in rows if isinstance(row, dict) and row.get("instance")
-                       and row.get("instanceStatus") == RUNNING["gcp"]) if isinstance(rows, list) else []
+        hosts = sorted(_basename(row["instance"]) for row in _rows(rows)
+                       if _is_text(row.get("instance")) and row.get("instanceStatus") == RUNNING["gcp"])
         return FoundNodes(tuple(hosts), zone, _shown(command))
     from ..gcp.labels import labeler
     from ..gcp.nodes import base_instance_name
@@ -132,14 +133,15 @@ def _gcp(spec: ClusterSpec, stack: str, project: str | None, outputs: dict | Non
     command = ["gcloud", "compute", "instances", "list", *([f"--zones={zone}"] if zone else []),
                f"--filter={' AND '.join(terms)}", "--format=json"]
     rows = _json(command)
-    hosts = sorted(str(row["name"]) for row in rows if isinstance(row, dict) and row.get("name")
-                   and row.get("status", RUNNING["gcp"]) == RUNNING["gcp"]) if isinstance(rows, list) else []
+    hosts = sorted(row["name"] for row in _rows(rows)
+                   if _is_text(row.get("name")) and row.get("status", RUNNING["gcp"]) == RUNNING["gcp"])
     return FoundNodes(tuple(hosts), zone, _shown(command))
 
 
 def _azure(spec: ClusterSpec, stack: str, outputs: dict | None) -> FoundNodes:
     group = _text(outputs, "resource_group")
-    named = [str(name) for name in (outputs or {}).get("scale_sets") or [] if isinstance(name, str)]
+    listed = (outputs or {}).get("scale_sets")
+    named = [name for name in listed if _is_text(name)] if isinstance(listed, list) else []
     if group and named:
         scale_sets = [(group, name) for name in named]
         how = "pulumi stack output"
@@ -151,8 +153,7 @@ def _azure(spec: ClusterSpec, stack: str, outputs: dict | None) -> FoundNodes:
                    "--expand", "instanceView", "--output", "json"]
         how = _shown(command)
         rows = _json(command)
-        hosts += [str(row["id"]) for row in rows if isinstance(row, dict) and row.get("id") and _azure_running(row)] \
-            if isinstance(rows, list) else []
+        hosts += [row["id"] for row in _rows(rows) if _is_text(row.get("id")) and _azure_running(row)]
     return FoundNodes(tuple(sorted(hosts)), None, how)
 
 
@@ -164,15 +165,15 @@ def _tagged_scale_sets(spec: ClusterSpec, stack: str) -> tuple[list[tuple[str, s
     group = spec.network.existing_resource_group
     command = ["az", "vmss", "list", *(["--resource-group", group] if group else []), "--output", "json"]
     rows = _json(command)
-    found = [(str(row["resourceGroup"]), str(row["name"])) for row in rows if isinstance(row, dict)
-             and row.get("name") and row.get("resourceGroup")
-             and all((row.get("tags") or {}).get(key) == value for key, value in wanted.items())] \
-        if isinstance(rows, list) else []
+    found = [(row["resourceGroup"], row["name"]) for row in _rows(rows)
+             if _is_text(row.get("name")) and _is_text(row.get("resourceGroup")) and isinstance(row.get("tags"), dict)
+             and all(row["tags"].get(key) == value for key, value in wanted.items())]
     return sorted(found), _shown(command)
 
 
 def _azure_running(row: dict) -> bool:
-    statuses = (row.get("instanceView") or {}).get("statuses")
+    view = row.get("instanceView")
+    statuses = view.get("statuses") if isinstance(view, dict) else None
     if not isinstance(statuses, list):
         return True  # no instance view in the reply: the listing itself is the best knowledge
     return any(isinstance(s, dict) and s.get("code") == RUNNING["azure"] for s in statuses)
@@ -194,7 +195,8 @@ def _run(command: list[str], cwd: Path | None, check: bool) -> subprocess.Comple
                                  f"stack's nodes: install {INSTALL.get(tool, tool)} and sign in (`{SIGN_IN.get(tool, tool)}`), "
                                  f"{HOST_HINT}")], root=ROOT)
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL)  # a CLI that wants to prompt fails instead of waiting
     except subprocess.TimeoutExpired:
         raise SpecError([Problem(tool, _shown(command), f"no answer in {CLI_TIMEOUT_S} s; check the network, "
                                  f"{HOST_HINT}")], root=ROOT) from None
@@ -209,6 +211,20 @@ def _run(command: list[str], cwd: Path | None, check: bool) -> subprocess.Comple
 def _list(value: Any, key: str) -> list:
     found = value.get(key) if isinstance(value, dict) else None
     return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+
+def _rows(reply: Any) -> list[dict]:
+    """The objects of a JSON list reply (anything else: none)."""
+    return [row for row in reply if isinstance(row, dict)] if isinstance(reply, list) else []
+
+
+def _field(row: dict, key: str, inner: str, default: str) -> Any:
+    value = row.get(key)
+    return value.get(inner, default) if isinstance(value, dict) else default
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _text(outputs: dict | None, key: str) -> str | None:

@@ -4,8 +4,12 @@ tags and labels the components put on the nodes. Every failure is one message na
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpufleet.migrate.discover import find_nodes
 from gpufleet.naming import cluster_hash
@@ -21,6 +25,9 @@ CLUSTERS = {
             "accelerator": {"gpu": "T4", "gpus_per_node": 1}},
     "azure": {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"gpu": "T4", "gpus_per_node": 1}},
 }
+REPLY_KEYS = ("Reservations", "Instances", "InstanceId", "State", "Name", "instance", "instanceStatus", "name",
+              "status", "zone", "id", "instanceView", "statuses", "code", "resourceGroup", "tags", "fleet_name",
+              "resource_group", "scale_sets", "gpufleet-stack", "gpufleet-component")
 AZURE_VM = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/gpufleet-rg8d2f1c/providers/"
             "Microsoft.Compute/virtualMachineScaleSets/gpufleet-nodes4a7e2b/virtualMachines/0")
 
@@ -50,7 +57,7 @@ def test_aws_nodes_by_the_fleet_pulumi_exported(project, monkeypatch):
     assert found.hosts == ("i-0aaaaaaaaaaaaaaa1", "i-0ccccccccccccccc3")
     assert fakes.folders()[0] == str(project)  # pulumi names the stack within its project
     assert fakes.calls() == [
-        ["pulumi", "stack", "output", "--json", "--stack", "aws-train"],
+        ["pulumi", "stack", "output", "--json", "--non-interactive", "--stack", "aws-train"],
         ["aws", "ec2", "describe-instances", "--region", "us-east-1", "--filters",
          "Name=tag:aws:autoscaling:groupName,Values=gpufleet-fleet-3f2a9c1",
          "Name=instance-state-name,Values=running", "--output", "json"]]
@@ -186,3 +193,31 @@ def test_a_stack_file_outside_any_project_asks_no_pulumi(tmp_path, monkeypatch):
     assert find_nodes(str(stack), parse_cluster_spec(CLUSTERS["aws"])).hosts == ("i-0fffffffffffffff6",)
     assert [call[0] for call in fakes.calls()] == ["aws"]
     assert not any("gpufleet-cluster" in arg for arg in fakes.calls()[0])
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(REPLY_KEYS), inner,
+                                                                                max_size=5), max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cloud=st.sampled_from(sorted(CLUSTERS)), outputs=JSON, reply=JSON)
+def test_any_reply_gives_nodes_or_one_message(project, monkeypatch, cloud, outputs, reply):
+    """Whatever JSON the CLIs answer (another version's shape, a proxy's page), the result is node names or one
+    message naming `--host`, never a traceback."""
+    import subprocess
+
+    import gpufleet.migrate.discover as discover_module
+
+    def answer(command, cwd, check):
+        value = outputs if command[0] == "pulumi" else reply
+        return subprocess.CompletedProcess(command, 0, json.dumps(value), "")
+
+    monkeypatch.setattr(discover_module, "_run", answer)
+    monkeypatch.setattr(discover_module.shutil, "which", lambda name: f"/usr/bin/{name}")
+    try:
+        found = find_nodes(f"{cloud}-train", parse_cluster_spec(CLUSTERS[cloud]))
+    except SpecError as err:
+        assert len(err.problems) == 1 and "`--host`" in str(err)
+    else:
+        assert found.hosts and all(isinstance(host, str) and host for host in found.hosts)

@@ -217,7 +217,7 @@ def test_sync_and_verify_find_the_node_through_the_cloud_cli(workload, sshd, tmp
     describe = ["aws", "ec2", "describe-instances", "--region", "us-east-1", "--filters",
                 "Name=tag:aws:autoscaling:groupName,Values=gpufleet-fleet-3f2a9c1",
                 "Name=instance-state-name,Values=running", "--output", "json"]
-    pulumi = ["pulumi", "stack", "output", "--json", "--stack", "migrate-nodes"]
+    pulumi = ["pulumi", "stack", "output", "--json", "--non-interactive", "--stack", "migrate-nodes"]
     assert fakes.calls() == [pulumi, describe] * 2
     assert fakes.folders()[0] == str(project)
 
