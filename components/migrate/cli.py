@@ -57,8 +57,8 @@ def add_commands(commands) -> None:
 def _node_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("stack", help="stack file written by `match` (or a stack name)")
     parser.add_argument("--host", action="append", default=[], metavar="NODE",
-                        help="node to reach (repeatable): AWS instance id, GCP instance name, Azure VM resource id; "
-                             "the stack's `list_nodes`/`connect` outputs show how to list them")
+                        help="node to reach (repeatable): AWS instance id, GCP instance name, Azure VM resource id "
+                             "(default: the stack's running nodes, listed with the cloud's CLI)")
     parser.add_argument("--to", metavar="PATH", help="folder on the node (default: <shared mount>/workload with a "
                         "shared filesystem, else ~/workload)")
     parser.add_argument("--manifest", type=Path, help="manifest (default: the one the stack file records)")
@@ -156,13 +156,16 @@ def _nodes(args: argparse.Namespace, stack):
 
     require_tools("ssh", "rsync")
     spec = stack.spec
-    if not args.host:
-        raise SpecError([Problem("--host", MISSING, "required: name the node(s) to reach (AWS instance id, GCP instance "
-                                 "name, Azure VM resource id); the stack's `connect` output shows how to list them")],
-                        root=ROOT)
-    proxy = args.proxy_command or cloud_proxy_command(spec.cloud, spec.region, args.zone or spec.zone, args.bastion,
+    hosts, zone = tuple(args.host), args.zone or spec.zone
+    if not hosts:
+        from .discover import find_nodes
+
+        found = find_nodes(args.stack, spec, args.zone)
+        hosts, zone = found.hosts, zone or found.zone
+        print(f"found {len(hosts)} running node(s) with `{found.how}`: {', '.join(hosts)}", flush=True)
+    proxy = args.proxy_command or cloud_proxy_command(spec.cloud, spec.region, zone, args.bastion,
                                                       args.bastion_resource_group)
-    return Nodes(hosts=tuple(args.host), user=args.user or default_user(spec.cloud), proxy_command=proxy,
+    return Nodes(hosts=hosts, user=args.user or default_user(spec.cloud), proxy_command=proxy,
                  identity=args.identity, ssh_config=args.ssh_config, options=tuple(args.ssh_option))
 
 

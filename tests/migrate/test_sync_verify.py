@@ -15,6 +15,7 @@ import pytest
 
 from gpufleet.migrate.match import MIGRATION_KEY
 from gpufleet.plan.cli import main
+from tests.migrate.fake_clis import fake_clis
 from tests.migrate.fixtures import Sshd, build_wheel, editable_project, make_venv, pip_install, start_sshd
 from tests.validators import require_tool
 
@@ -84,9 +85,9 @@ def node_venv(folder: Path, workload: dict, dest: Path, leave_out: str | None = 
     return python
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "gpufleet.plan.cli", "migrate", *args], capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env={**os.environ, **(env or {})})
 
 
 def sync_args(workload: dict, sshd: Sshd, dest: Path, *hosts: str, stack: str = "stack") -> list[str]:
@@ -188,9 +189,46 @@ def test_no_route_but_the_tunnel(workload, sshd, tmp_path, capsys):
     assert not (tmp_path / "direct").exists()
 
 
-def test_verify_needs_a_host(workload, capsys):
+def test_sync_and_verify_find_the_node_through_the_cloud_cli(workload, sshd, tmp_path):
+    """No --host: the node comes from `pulumi stack output` (the fleet's name) and `aws ec2 describe-instances`
+    (stand-ins answering recorded JSON), then the copy and the check go through the tunnel to that node."""
+    import shutil
+
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: migrated\nruntime: python\nstackConfigDir: stacks\n")
+    stack = project / "stacks" / workload["stack"].name
+    shutil.copy(workload["stack"], stack)
+    fakes = fake_clis(tmp_path / "fakes")
+    env = fakes.env({"pulumi stack output": {"file": "pulumi-stack-output-aws.json"},
+                     "aws ec2 describe-instances": {"file": "aws-describe-instances-one.json"}})
+    dest = tmp_path / "node" / "workload"
+    before = len(sshd.tunnelled_hosts())
+    args = [str(stack), *sync_args(workload, sshd, dest)[1:]]
+    done = cli("sync", *args, env=env)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "found 1 running node(s) with `aws ec2 describe-instances" in done.stdout
+    assert (dest / "dataset" / "labels.csv").read_text() == "id,label\n1,cat\n"
+    python = node_venv(tmp_path / "node-venv", workload, dest)
+    verified = cli("verify", *args, "--python", str(python), env=env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "verify: no differences" in verified.stdout
+    assert set(sshd.tunnelled_hosts()[before:]) == {"i-0fffffffffffffff6"}
+    describe = ["aws", "ec2", "describe-instances", "--region", "us-east-1", "--filters",
+                "Name=tag:aws:autoscaling:groupName,Values=gpufleet-fleet-3f2a9c1",
+                "Name=instance-state-name,Values=running", "--output", "json"]
+    pulumi = ["pulumi", "stack", "output", "--json", "--non-interactive", "--stack", "migrate-nodes"]
+    assert fakes.calls() == [pulumi, describe] * 2
+    assert fakes.folders()[0] == str(project)
+
+
+def test_without_host_or_cloud_cli_one_message(workload, tmp_path, monkeypatch, capsys):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", f"{empty}:/usr/bin:/bin")  # ssh and rsync, no aws
     assert main(["migrate", "verify", str(workload["stack"])]) == 2
-    assert "`--host`" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "`aws` is not installed here" in err and "`--host`" in err
 
 
 def test_manifest_on_the_node_is_the_captured_one(workload, sshd, tmp_path):
