@@ -16,7 +16,7 @@ from ..aws.tagging import CLUSTER_TAG
 from ..gcp.labels import COMPONENT as GCP_COMPONENT
 from ..gcp.labels import normalise_value
 from ..spec.errors import Problem, SpecError
-from .cli import ROOT
+from .errors import ROOT
 from .facts import GCP_PROJECT_KEY, ClusterFacts
 
 GROUP_ROLES = {"gpu_nodes": "node", "slurm_controller": "slurm-controller", "monitoring_server": "monitoring"}

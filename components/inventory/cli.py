@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 from ..spec.errors import Problem, SpecError
-
-ROOT = "gpufleet inventory"
+from .errors import ROOT
 
 BAD_INPUT = 2
 

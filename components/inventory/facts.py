@@ -15,7 +15,7 @@ from ..pipeline import plan_cluster
 from ..program import COMPONENT_NAME
 from ..spec.errors import Problem, SpecError
 from ..spec.parse import parse_cluster_spec
-from .cli import ROOT
+from .errors import ROOT
 
 GCP_PROJECT_KEY = "gcp:project"
 
