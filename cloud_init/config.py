@@ -15,8 +15,10 @@ from .triton import TritonConfig
 CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
 # The node-side fabric names: the RDMA fabrics the node stack can start, plus "tcp" when nodes talk over plain
-# sockets. GCP's TCPX/TCPXO are not here: their host prerequisites are not installed, so they are refused upstream.
-FABRICS = ("efa", "infiniband", "roce", "tcp")
+# sockets on the primary NIC and "tcp-multinic" when NCCL's socket transport spreads over every gVNIC NIC of a GCP
+# A3 High / A3 Mega node. GCP's TCPX/TCPXO are not here: their host prerequisites are not installed, so
+# `fabric: gpudirect` is refused upstream and `auto` falls back to "tcp-multinic".
+FABRICS = ("efa", "infiniband", "roce", "tcp", "tcp-multinic")
 CONTAINER_RUNTIMES = ("docker", "containerd", "none")
 DRIVER_FLAVORS = ("open", "proprietary")
 

@@ -23,11 +23,15 @@ DRAIN_HOOK_PATH = "/etc/gpufleet/drain-hook"
 # Where each cloud's metadata service answers; tests point GPUFLEET_METADATA_URL at a loopback server.
 METADATA_URLS = {"aws": "http://169.254.169.254", "azure": "http://169.254.169.254",
                  "gcp": "http://metadata.google.internal"}
-# NCCL variables that name the node's NICs, per fabric: (variable, "host" or "gpu", all NICs or only the first).
-# When the catalog row lists its NIC names, they replace the defaults of nccl/<fabric>.conf.
+# NCCL variables that name the node's NICs, per fabric: (variable, "host", "gpu" or "every" (host then gpu), all
+# NICs or only the first, prefix). When the catalog row lists its NIC names, they replace the defaults of
+# nccl/<fabric>.conf.
 NIC_VARIABLES = {
-    "roce": (("NCCL_SOCKET_IFNAME", "host", True),),
+    "roce": (("NCCL_SOCKET_IFNAME", "host", True, ""),),
+    "tcp-multinic": (("NCCL_SOCKET_IFNAME", "every", True, "="),),
 }
+# Fabrics whose NCCL_SOCKET_IFNAME boot.d/07-nccl-nics rewrites from the gVNIC interfaces the node has.
+DISCOVERED_NIC_FABRICS = ("tcp-multinic",)
 # Plugin libraries NCCL must find, per fabric: written to /etc/ld.so.conf.d (render.py); EFA's installer adds its own.
 NCCL_LIBRARY_PATHS = {"roce": "/usr/local/gib/lib64"}
 
@@ -81,6 +85,8 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         *((("GPUFLEET_PERF_EXPECT", config.health_performance),) if config.health_performance is not None else ()),
         *slurm_env_items(config),
         *vgpu_env_items(config),
+        *((("GPUFLEET_NCCL_DISCOVER_NICS", str(max(len(config.host_nics), 1) + config.rdma_devices)),)
+          if discovers_nics(config) else ()),
     ]
 
 
@@ -104,6 +110,12 @@ def vgpu_env_items(config: BootConfig) -> list[tuple[str, str]]:
             ("GPUFLEET_VGPU_SLICE_MIB", str(vgpu.slice_memory_mib))]
 
 
+def discovers_nics(config: BootConfig) -> bool:
+    """Whether boot.d/07-nccl-nics sets NCCL_SOCKET_IFNAME from the NICs found at boot: on a multi-NIC TCP fabric,
+    unless the user chose the interfaces (`node.nccl.env`), whose value always wins."""
+    return config.fabric in DISCOVERED_NIC_FABRICS and "NCCL_SOCKET_IFNAME" not in dict(config.nccl_env)
+
+
 def read_conf(path: Path) -> list[tuple[str, str]]:
     """KEY=VALUE lines of one of the fabric files under nccl/, comments skipped."""
     items = []
@@ -118,10 +130,10 @@ def read_conf(path: Path) -> list[tuple[str, str]]:
 def nccl_items(config: BootConfig) -> list[tuple[str, str]]:
     """The fabric's variables, then the topology file, debug level and the user's overrides (which win)."""
     merged: dict[str, str] = dict(read_conf(NCCL_DIR / f"{config.fabric}.conf"))
-    nics = {"host": config.host_nics, "gpu": config.gpu_nics}
-    for name, kind, every in NIC_VARIABLES.get(config.fabric, ()):
+    nics = {"host": config.host_nics, "gpu": config.gpu_nics, "every": config.host_nics + config.gpu_nics}
+    for name, kind, every, prefix in NIC_VARIABLES.get(config.fabric, ()):
         if nics[kind]:
-            merged[name] = ",".join(nics[kind] if every else nics[kind][:1])
+            merged[name] = prefix + ",".join(nics[kind] if every else nics[kind][:1])
     if config.nccl_topo_file:
         merged["NCCL_TOPO_FILE"] = config.nccl_topo_file
     if config.nccl_debug:

@@ -47,6 +47,7 @@ FABRIC = {
     "efa": (LIB + "install.d/60-efa",),
     "infiniband": (LIB + "install.d/61-infiniband", "etc/modules-load.d/gpufleet-nvidia-peermem.conf"),
     "roce": (LIB + "install.d/62-gcp-gpudirect",),
+    "tcp-multinic": (LIB + "boot.d/07-nccl-nics",),
 }
 ISOLATION = (SYSTEMD_DIR + "gpufleet-jobs.slice", "usr/local/bin/gpufleet-run", LIB + "boot.d/50-slice")
 MPS = (SYSTEMD_DIR + "gpufleet-mps.service", LIB + "mps-thread-limit")
@@ -156,14 +157,16 @@ def for_cloud(content: str, cloud: str) -> str:
 
 
 # Optional sections (`# only: NAME`) and when a node gets them.
-OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "health-performance", "shared-storage")
+OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "health-performance", "shared-storage",
+                     "multi-nic-tcp")
 
 
 def node_sections(config: BootConfig) -> frozenset[str]:
     """The sections `config`'s node runs: its cloud's and the optional ones its spec turned on."""
     wanted = {"health-dcgm-diag": config.health_dcgm_diag, "health-nccl-allreduce": config.health_nccl_allreduce,
               "health-performance": config.health_performance is not None,
-              "shared-storage": config.shared_storage is not None}
+              "shared-storage": config.shared_storage is not None,
+              "multi-nic-tcp": config.fabric == "tcp-multinic"}
     return frozenset({config.cloud, *(name for name, on in wanted.items() if on)})
 
 

@@ -31,13 +31,16 @@ NVLSM_ARCHITECTURES = frozenset({"blackwell"})
 # Azure ND topology files shipped in the Azure HPC images (azhpc-images ndv4.sh / ndv5.sh), by GPU architecture,
 # used when the catalog row has no `extra.nccl_topo_file`.
 AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/microsoft/ndv5-topo.xml"}
-# Catalog fabrics whose transport the node stack cannot start (see gcp/rules.py): such nodes run NCCL over TCP.
+# Catalog fabrics whose transport the node stack cannot start (see gcp/rules.py): such nodes keep their GPU NICs and
+# run NCCL's socket transport over all of them ("tcp-multinic").
 NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
+MULTI_NIC_TCP = "tcp-multinic"
 
 
 def node_fabric(selection: Selection) -> str | None:
-    """The fabric the node configures: the selection's, except transports gpufleet cannot start."""
-    return None if selection.fabric in NODE_TCP_FABRICS else selection.fabric
+    """The fabric the node configures: the selection's, except transports gpufleet cannot start, which become
+    multi-NIC TCP over the same NICs."""
+    return MULTI_NIC_TCP if selection.fabric in NODE_TCP_FABRICS else selection.fabric
 
 
 def driver_flavor(selection: Selection) -> str:
@@ -97,7 +100,7 @@ def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_dig
         nvswitch=instance.nvswitch,
         nvlink_subnet_manager=instance.nvswitch and gpu.architecture in NVLSM_ARCHITECTURES,
         fabric=node_fabric(selection) or "tcp",
-        rdma_devices=instance.rdma_devices if node_fabric(selection) else 0,
+        rdma_devices=instance.rdma_devices if node_fabric(selection) else 0,  # multi-NIC TCP: its GPU NICs
         arch=instance.arch,
         container_runtime=node.container_runtime,
         isolation=IsolationConfig(iso.memory_max_percent, iso.cpu_quota_percent, iso.allowed_cpus) if iso.enabled else None,

@@ -6,6 +6,7 @@ from typing import Any
 
 import pulumi
 
+from .boot import node_fabric
 from .catalog.cost import cluster_cost, cost_table
 from .catalog.selector import Selection
 from .monitoring.scrape import enabled_jobs
@@ -26,7 +27,7 @@ def common_outputs(selection: Selection) -> dict[str, Any]:
         "gpu": instance.gpu,
         "gpus_per_node": instance.gpus,
         "gpus_total": instance.gpus * spec.nodes,
-        "fabric": selection.fabric or "tcp",
+        "fabric": node_fabric(selection) or "tcp",  # what NCCL runs over: "tcp-multinic" where GPUDirect is not set up
         "market": spec.market.type,
         "estimated_usd_per_hour": cost.usd_per_hour,
         "estimated_usd_per_month": cost.usd_per_month,

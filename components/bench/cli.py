@@ -63,6 +63,7 @@ def read_hosts(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
+    from ..boot import node_fabric
     from ..catalog.selector import select
     from ..plan.stackfile import CLUSTER_KEY, apply_overrides, read_stack_config
     from ..spec import parse_cluster_spec
@@ -78,7 +79,10 @@ def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return BAD_INPUT
     instance = selection.instance
-    figure = figures_for(instance.cloud, instance.name, selection.gpu.model).allreduce_two_node
+    fabric = node_fabric(selection) or "tcp"
+    fallback = None if fabric == instance.fabric else fabric
+    figure = figures_for(instance.cloud, instance.name, selection.gpu.model,
+                         fallback_fabric=fallback).allreduce_two_node
     tolerance = args.tolerance if args.tolerance is not None else spec.node.health.performance.tolerance
     launcher = make_launcher(args.launcher or default_launcher(spec), dict(os.environ))
     if args.dry_run:

@@ -18,7 +18,7 @@ from typing import Protocol
 NCCL_TESTS_BIN = "all_reduce_perf"
 # The NCCL variables a run needs on every rank; the node's job.env sets them, mpirun must forward them.
 FORWARDED = ("LD_LIBRARY_PATH", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "NCCL_NET", "NCCL_TOPO_FILE",
-             "NCCL_IB_HCA", "FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA")
+             "NCCL_IB_HCA", "FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD")
 
 
 class Launcher(Protocol):

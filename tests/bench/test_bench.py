@@ -138,3 +138,14 @@ def test_the_node_and_the_bench_parse_nccl_tests_alike():
         for size in (1 << 20, 1 << 30, 17179869184):
             row = busbw_at(text, size)
             assert module.parse_nccl_busbw(text, size) == ((row.busbw, row.wrong) if row else (None, None))
+
+
+def test_gcp_train_is_compared_with_its_multi_nic_tcp_figure_not_tcpxo(capsys):
+    """gcp-train runs NCCL over TCP on nine gVNIC NICs: no public figure exists, so it is measured, not compared."""
+    args = argparse.Namespace(stack="gcp-train", hosts=["10.0.0.2,10.0.0.3"], hostfile=None, launcher=None,
+                              tolerance=None, pairs="auto", overrides=[], dry_run=False, json=True)
+    assert run_bench(args, runner=FakeRunner()) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["all_nodes"]["ok"] is None
+    assert "not compared: no public two-node nccl-tests run over NCCL's socket transport on A3 Mega's nine" in (
+        document["all_nodes"]["detail"])

@@ -19,6 +19,7 @@ from gpufleet.bench.expected import (
     load_expected,
 )
 from gpufleet.catalog import load_catalog
+from gpufleet.cloud_init.config import FABRICS as NODE_FABRICS
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,9 @@ def test_every_instance_entry_is_a_catalog_instance_with_sourced_figures(expecte
     known = {f"{i.cloud}/{i.name}": i for i in catalog.instances.values()}
     for key, figures in expected.instances.items():
         assert key in known, key
-        assert set(figures) <= set(INSTANCE_METRICS), key
+        assert {m.split(".")[0] for m in figures} <= set(INSTANCE_METRICS), key
+        # A fallback fabric's figure (allreduce_two_node.<fabric>) names a fabric a node can run.
+        assert {m.split(".")[1] for m in figures if "." in m} <= set(NODE_FABRICS), key
         assert problems(figures) == [], key
         if "allreduce_two_node" in figures:
             assert known[key].fabric, f"{key}: a two-node figure on a type without a fabric"
@@ -90,6 +93,17 @@ def test_floor_uses_the_kind_default_or_the_override(expected):
     assert h100.matmul_tflops.floor() == pytest.approx(794.5 * 0.8)
     assert h100.allreduce_two_node.floor() == pytest.approx(436.95 * 0.8)
     assert h100.h2d_gbps.floor(0.9) == pytest.approx(43.2)
+
+
+def test_a_cluster_off_its_types_fabric_is_compared_with_that_fabrics_figure(expected):
+    """A3 Mega over TCP (every gVNIC NIC, or the host NIC alone) and a p5 with `fabric: tcp` are never held to a
+    GPUDirect or EFA figure; with no public TCP figure the comparison says so instead of guessing."""
+    for fabric in ("tcp-multinic", "tcp"):
+        figure = figures_for("gcp", "a3-megagpu-8g", "H100", expected, fallback_fabric=fabric).allreduce_two_node
+        assert figure.value is None and figure.metric == "allreduce_two_node" and "A3 Mega" in figure.why
+    p5 = figures_for("aws", "p5.48xlarge", "H100", expected, fallback_fabric="tcp").allreduce_two_node
+    assert p5.value is None and p5.why.endswith("aws/p5.48xlarge over tcp")
+    assert figures_for("aws", "p5.48xlarge", "H100", expected).allreduce_two_node.value == 436.95
 
 
 def test_missing_figures_stay_empty_and_say_why(expected):

@@ -25,6 +25,8 @@ ND_H100 = dict(P5, GPUFLEET_CLOUD="azure", GPUFLEET_INSTANCE_TYPE="Standard_ND96
                GPUFLEET_FABRIC="infiniband", GPUFLEET_RDMA_DEVICES="8")
 A3_HIGH = dict(P5, GPUFLEET_CLOUD="gcp", GPUFLEET_INSTANCE_TYPE="a3-highgpu-8g", GPUFLEET_FABRIC="tcpx",
                GPUFLEET_RDMA_DEVICES="4")
+A3_MEGA_TCP = dict(P5, GPUFLEET_CLOUD="gcp", GPUFLEET_INSTANCE_TYPE="a3-megagpu-8g", GPUFLEET_FABRIC="tcp-multinic",
+                   GPUFLEET_RDMA_DEVICES="8")
 A3_ULTRA = dict(P5, GPUFLEET_CLOUD="gcp", GPUFLEET_INSTANCE_TYPE="a3-ultragpu-8g", GPUFLEET_GPU_MODEL="H200",
                 GPUFLEET_GPU_MEMORY_GIB="141", GPUFLEET_FABRIC="roce", GPUFLEET_RDMA_DEVICES="8")
 H200_QUERY = "query-h200x8.csv"
@@ -60,6 +62,13 @@ def fake_sysfs(root: Path, fabric: str, count: int) -> None:
     elif fabric in ("tcpx", "tcpxo"):
         for name in ["lo", "docker0", "enp0s12"] + [f"enp{i}s0" for i in range(6, 6 + count)]:
             (root / "class" / "net" / name).mkdir(parents=True)
+    elif fabric == "tcp-multinic":  # gVNIC interfaces (driver gve) beside loopback and a docker bridge
+        (drivers / "gve").mkdir(parents=True)
+        for name in ["lo", "docker0"]:
+            (root / "class" / "net" / name).mkdir(parents=True)
+        for name in ["enp0s12"] + [f"enp{i}s0" for i in range(6, 6 + count)]:
+            (root / "class" / "net" / name / "device").mkdir(parents=True)
+            (root / "class" / "net" / name / "device" / "driver").symlink_to(drivers / "gve")
 
 
 _SYSFS: dict = {}
@@ -108,6 +117,7 @@ HEALTHY = [
     ("p5-efa-nvswitch", P5, H100_OUTPUTS, {}),
     ("nd-h100-infiniband", ND_H100, H100_OUTPUTS, {}),
     ("a3-high-tcpx", A3_HIGH, H100_OUTPUTS, {}),
+    ("a3-mega-multi-nic-tcp", A3_MEGA_TCP, H100_OUTPUTS, {}),
     ("a3-ultra-roce", A3_ULTRA, dict(H100_OUTPUTS, **{"query.csv": H200_QUERY}), {}),
     ("g6e-single-l40s", G6E, G6E_OUTPUTS, {}),
     ("application-xid-13-is-not-fatal", P5, dict(H100_OUTPUTS, **{"dmesg.txt": "dmesg-xid13.txt"}), {}),
@@ -135,6 +145,8 @@ FAILURES = [
     # No InfiniBand device at all: no port can be ACTIVE (a VM without the fabric reported "all ports ACTIVE").
     ("infiniband-absent", ND_H100, {}, {"rdma_count": 0}, ["rdma_devices", "rdma_ports_active"]),
     ("tcpx-nic-missing", A3_HIGH, {}, {"rdma_count": 3}, ["gpu_nics"]),
+    # NCCL over TCP on every gVNIC NIC: a GPU NIC that did not come up is a slow node, not a healthy one.
+    ("multi-nic-tcp-nic-missing", A3_MEGA_TCP, {}, {"rdma_count": 7}, ["gpu_nics"]),
     ("roce-nic-missing", A3_ULTRA, {"query.csv": H200_QUERY}, {"rdma_count": 7}, ["rdma_devices"]),
     ("dcgm-diag-fails", dict(P5, GPUFLEET_HEALTH_DCGM_DIAG="1"), {"dcgmi.txt": "dcgmi-fail.txt"},
      {"states": {"dcgmi.rc": "226"}}, ["dcgm_diag"]),

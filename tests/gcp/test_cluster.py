@@ -21,7 +21,7 @@ POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 GCP_METADATA_VALUE_MAX_BYTES = 262144
 
 BASE = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2}
-TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "tcp"}
+TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "auto"}
 DEV = {**BASE, "nodes": 1, "accelerator": {"instance_type": "g2-standard-8"}}
 A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}, "tags": {"Team": "ml"}}
 DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": ["198.51.100.0/24"]}}
@@ -264,10 +264,10 @@ def test_group_runs_the_node_count_in_the_zone():
     assert group["updatePolicy"]["type"] == "OPPORTUNISTIC"
 
 
-AUTO = {key: value for key, value in TRAIN.items() if key != "fabric"}  # `fabric: auto`: TCP for one node elsewhere
+SINGLE_NIC = {**TRAIN, "fabric": "tcp"}  # NCCL over the host NIC only: one VPC
 
 
-@pytest.mark.parametrize("spec, small_nodes, large_nodes", [(TRAIN, 2, 3), (AUTO, 1, 2)])
+@pytest.mark.parametrize("spec, small_nodes, large_nodes", [(TRAIN, 2, 3), (TRAIN, 1, 2), (SINGLE_NIC, 2, 3)])
 def test_changing_nodes_changes_only_the_groups_target_size(spec, small_nodes, large_nodes):
     """A single A3 node already has its GPU NICs and placement policy, so growing it replaces no template."""
     small = {r.name: r.inputs for r in plan_of({**spec, "nodes": small_nodes}).resources}
@@ -320,9 +320,10 @@ def test_outputs_say_how_to_connect_list_nodes_and_what_it_costs():
     assert outputs["connect"].startswith("gcloud compute ssh --zone us-central1-a --tunnel-through-iap ")
     assert "gcloud compute instance-groups managed list-instances gpufleet-nodes --zone us-central1-a" in outputs["list_nodes"]
     assert outputs["hostfile"].endswith("slots=8/' > hostfile")
-    assert outputs["fabric"] == "tcp" and outputs["gpus_total"] == 16
+    assert outputs["fabric"] == "tcp-multinic" and outputs["gpus_total"] == 16
     assert outputs["estimated_usd_per_hour"] == pytest.approx(2 * 28.17013, abs=0.01)
-    assert outputs["gpu_networks"] == [] and outputs["fleet_name"] == "gpufleet-nodes"
+    assert outputs["gpu_networks"] == [f"gpufleet-gpu-net-{i}-id" for i in range(8)]
+    assert outputs["fleet_name"] == "gpufleet-nodes"
 
 
 # --- refusals: one message naming the field, and nothing declared ---------------------------------------------
@@ -403,4 +404,4 @@ def test_image_track_latest_leaves_the_family_in_the_template():
 def test_gpudirect_on_a3_high_and_mega_is_refused_until_the_node_can_start_it(instance_type, transport):
     """Never configure a transport that cannot start: its patched kernel / dmabuf module / RxDM are not installed."""
     refused({**BASE, "accelerator": {"instance_type": instance_type}, "fabric": "gpudirect"},
-            rf"`fabric`: got 'gpudirect'; not delivered by gpufleet on {instance_type} yet: GPUDirect-{transport} needs")
+            rf"`fabric`: got 'gpudirect'; not delivered by gpufleet on {instance_type}: GPUDirect-{transport} needs")

@@ -1,0 +1,115 @@
+"""GCP A3 Mega / A3 High without GPUDirect-TCPX(O): `fabric: auto` (the shipped gcp-train) declares the host NIC and
+every GPU NIC on VPCs of their own and runs NCCL's socket transport over all of them; `fabric: gpudirect` is refused
+with every missing TCPX(O) piece named; `fabric: tcp` stays the one-NIC cluster it was."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import re
+
+import pytest
+import yaml
+
+from gpufleet.plan.stackfile import read_stack_config
+from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
+
+TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+NETWORK = "gcp:compute/network:Network"
+SUBNET = "gcp:compute/subnetwork:Subnetwork"
+TRAIN = read_stack_config("gcp-train")["gpufleet:cluster"]
+A3_HIGH = {**TRAIN, "accelerator": {"instance_type": "a3-highgpu-8g"}}
+SINGLE_NIC = {**TRAIN, "fabric": "tcp"}
+MEGA_NICS = ["enp0s12", "enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"]
+HIGH_NICS = ["enp0s12", "enp6s0", "enp12s0", "enp134s0", "enp140s0"]
+
+
+def node_files(result) -> dict[str, str]:
+    """{path: content} of the node's cloud-config write_files, decoded from the template's user data."""
+    data = one(result, TEMPLATE).inputs["metadata"]["user-data"]
+    try:
+        data = gzip.decompress(base64.b64decode(data)).decode()
+    except (OSError, ValueError):
+        pass
+    return {f["path"]: f["content"] for f in yaml.safe_load(data)["write_files"]}
+
+
+def env_lines(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+
+
+@pytest.mark.parametrize("spec, nics", [(TRAIN, MEGA_NICS), (A3_HIGH, HIGH_NICS)])
+def test_every_nic_has_a_vpc_of_its_own_with_jumbo_mtu(spec, nics):
+    result = cached_plan(spec)
+    template_nics = one(result, TEMPLATE).inputs["networkInterfaces"]
+    assert len(template_nics) == len(nics) and {n["nicType"] for n in template_nics} == {"GVNIC"}
+    assert len({n["network"] for n in template_nics}) == len(nics)  # one VPC per NIC
+    networks = {r.name: r.inputs for r in of_type(result, NETWORK)}
+    assert {networks[n["network"].removesuffix("-id")]["mtu"] for n in template_nics} == {8244}
+    assert len(of_type(result, SUBNET)) == len(nics)
+    assert result.outputs["nics_per_node"] == len(nics) and result.outputs["fabric"] == "tcp-multinic"
+
+
+@pytest.mark.parametrize("spec, nics", [(TRAIN, MEGA_NICS), (A3_HIGH, HIGH_NICS)])
+def test_nccl_runs_over_every_declared_nic(spec, nics):
+    result = cached_plan(spec)
+    files = node_files(result)
+    conf, job = env_lines(files["/etc/nccl.conf"]), env_lines(files["/etc/gpufleet/job.env"])
+    node = env_lines(files["/etc/gpufleet/node.env"])
+    declared = len(one(result, TEMPLATE).inputs["networkInterfaces"])
+    assert conf["NCCL_SOCKET_IFNAME"] == "=" + ",".join(nics) and len(nics) == declared
+    assert job["NCCL_SOCKET_IFNAME"] == f"'={','.join(nics)}'"
+    for name, value in (("NCCL_SOCKET_NTHREADS", "4"), ("NCCL_NSOCKS_PERTHREAD", "4"), ("NCCL_IB_DISABLE", "1")):
+        assert conf[name] == value and job[name] == f"'{value}'"
+    assert "NCCL_NET" not in conf and "NCCL_NET" not in job  # NCCL's own socket transport, no plugin to miss
+    assert (node["GPUFLEET_FABRIC"], node["GPUFLEET_NCCL_DISCOVER_NICS"]) == ("'tcp-multinic'", f"'{declared}'")
+    assert node["GPUFLEET_RDMA_DEVICES"] == f"'{declared - 1}'"  # the acceptance check counts the GPU NICs
+    assert "/usr/local/lib/gpufleet/boot.d/07-nccl-nics" in files
+
+
+def test_a_users_interface_choice_wins_and_is_not_rediscovered():
+    files = node_files(cached_plan({**TRAIN, "node": {"nccl": {"env": {"NCCL_SOCKET_IFNAME": "=enp6s0"}}}}))
+    assert env_lines(files["/etc/nccl.conf"])["NCCL_SOCKET_IFNAME"] == "=enp6s0"
+    assert "GPUFLEET_NCCL_DISCOVER_NICS" not in env_lines(files["/etc/gpufleet/node.env"])
+
+
+def test_fabric_tcp_keeps_the_one_nic_cluster():
+    result = cached_plan(SINGLE_NIC)
+    assert len(one(result, TEMPLATE).inputs["networkInterfaces"]) == 1 and result.outputs["fabric"] == "tcp"
+    files = node_files(result)
+    assert env_lines(files["/etc/nccl.conf"])["NCCL_SOCKET_IFNAME"] == "^docker,lo,veth"
+    assert "/usr/local/lib/gpufleet/boot.d/07-nccl-nics" not in files
+    assert "GPUFLEET_NCCL_DISCOVER_NICS" not in env_lines(files["/etc/gpufleet/node.env"])
+    assert "multinic" not in one(result, TEMPLATE).inputs["metadata"]["user-data"]
+
+
+def test_the_plan_is_byte_identical_between_runs():
+    assert one(cached_plan(TRAIN), TEMPLATE).inputs == one(plan_spec(TRAIN), TEMPLATE).inputs
+
+
+# Each piece Google's A3 Mega / A3 High setup installs that gpufleet does not, as the refusal must name it.
+TCPXO_PIECES = ("DKMS package `dmabuf-import-helper`", "/dev/dmabuf_import_helper",
+                "/etc/udev/rules.d/00-a3-megagpu.rules", "/dev/aperture_devices",
+                "RxDM receive-datapath manager, container image `gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev`",
+                "NCCL plugin, installer image `gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev`",
+                "cluster-toolkit examples/machine-learning/a3-megagpu-8g/slurm-a3mega-image.yaml")
+TCPX_PIECES = ("kernel `linux-gcp-tcpx`",
+               "RxDM receive-datapath manager, container image `gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev`",
+               "NCCL plugin, installer image `gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev`",
+               "cloud.google.com/compute/docs/gpus/gpudirect")
+
+
+@pytest.mark.parametrize("spec, pieces, nine", [(TRAIN, TCPXO_PIECES, "all 9 gVNIC NICs"),
+                                                (A3_HIGH, TCPX_PIECES, "all 5 gVNIC NICs")])
+def test_gpudirect_refusal_names_every_missing_piece_and_the_fallback(spec, pieces, nine):
+    message = refusal({**spec, "fabric": "gpudirect"})
+    assert message.count("`fabric`: got 'gpudirect'") == 1
+    missing = [piece for piece in pieces if piece not in message]
+    assert missing == []
+    assert re.search(rf"Use `fabric: auto` \(NCCL over TCP on {nine}", message)
+
+
+def test_the_fallback_is_announced_in_the_plan_with_the_missing_pieces():
+    [warning] = [w for w in cached_plan(TRAIN).outputs["warnings"] if "GPUDirect" in w]
+    assert all(piece in warning for piece in TCPXO_PIECES)
+    assert "NCCL over TCP on all 9 gVNIC NICs (the host NIC and 8 GPU NICs on their own VPCs, MTU 8244)" in warning
