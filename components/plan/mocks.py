@@ -41,9 +41,6 @@ COMPUTED_OUTPUTS: dict[str, dict] = {
     "gcp:compute/address:Address": {"address": "10.0.0.10"},
     "azure-native:network:NetworkInterface": {"ipConfigurations": [{"privateIPAddress": "10.0.0.10"}]},
     "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "internal-lb-placeholder.elb.amazonaws.com"},
-    # The node-config bucket's name, which the boothook in the launch template carries (AWS names it from a prefix).
-    "aws:s3/bucket:Bucket": {"bucket": "gpufleet-node-config-placeholder",
-                             "arn": "arn:aws:s3:::gpufleet-node-config-placeholder"},
     "gcp:compute/instanceGroupManager:InstanceGroupManager": {"instanceGroup": "instance-group-placeholder"},
     "gcp:compute/forwardingRule:ForwardingRule": {"ipAddress": "10.0.0.250"},
 }
@@ -132,6 +129,10 @@ class PlanMocks(pulumi.runtime.Mocks):
                  **COMPUTED_OUTPUTS.get(args.typ, {})}
         if args.typ.startswith("gcp:"):
             state.setdefault("selfLink", f"{args.name}{SELF_LINK_SUFFIX}")
+        if args.typ == "aws:s3/bucket:Bucket" and args.inputs.get("bucketPrefix"):
+            # AWS names a prefixed bucket at creation: each bucket gets its own stand-in, so outputs do not mix them up.
+            bucket = f"{args.inputs['bucketPrefix']}placeholder"
+            state.update(bucket=bucket, arn=f"arn:aws:s3:::{bucket}")
         return placeholder_id, state
 
     def call(self, args: pulumi.runtime.MockCallArgs):

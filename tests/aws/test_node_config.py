@@ -20,7 +20,6 @@ LARGE = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2, 
          "storage": {"shared": {"kind": "lustre"}, "local_nvme": {"enabled": True}}}
 SMALL = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2, "market": "spot",
          "accelerator": {"instance_type": "p5.48xlarge"}}
-BUCKET = "gpufleet-node-config-placeholder"  # the mock's bucket name (gpufleet.plan.mocks)
 S3_TYPES = ("aws:s3/bucket:Bucket", "aws:s3/bucketObjectv2:BucketObjectv2", "aws:s3/bucketPolicy:BucketPolicy",
             "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
 
@@ -35,6 +34,12 @@ def node_config(result, token: str):
 def launch_template_text(result) -> str:
     encoded = one(result, "aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]
     return gzip.decompress(base64.b64decode(encoded)).decode()
+
+
+def bucket_name(result) -> str:
+    """The node-config bucket's name as the mocks fill it in: its prefix, then `placeholder` (gpufleet.plan.mocks)."""
+    [bucket] = [r for r in of_type(result, "aws:s3/bucket:Bucket") if r.name.endswith("-node-config")]
+    return bucket.inputs["bucketPrefix"] + "placeholder"
 
 
 def stored(result) -> str:
@@ -52,7 +57,7 @@ def test_the_large_config_is_stored_whole_and_the_template_carries_the_boothook(
     assert obj["serverSideEncryption"] == "AES256"
     boothook = launch_template_text(result)
     assert boothook.startswith("#cloud-boothook\n#!/bin/sh\n")
-    assert f"NODE_CONFIG_BUCKET={BUCKET}\n" in boothook
+    assert f"NODE_CONFIG_BUCKET={bucket_name(result)}\n" in boothook
     assert f"NODE_CONFIG_SHA256={node_config_sha256(config)}\n" in boothook
     assert "GPUFLEET_S3_ENDPOINT=" not in boothook  # the regional endpoint, never a test override
     assert measured_size(boothook, "aws") < AWS_USER_DATA_MAX_BYTES // 2
@@ -85,7 +90,7 @@ def test_the_node_role_reads_only_the_node_config_prefix():
     [policy] = [r for r in of_type(result, "aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-role-node-config")]
     assert policy.inputs["role"] == "gpufleet-role"  # the mock's name of the node role
     assert json.loads(policy.inputs["policy"])["Statement"] == [{
-        "Effect": "Allow", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{BUCKET}/gpufleet/node-config/*"}]
+        "Effect": "Allow", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket_name(result)}/gpufleet/node-config/*"}]
 
 
 def test_a_config_that_fits_stays_inline_with_no_bucket():
