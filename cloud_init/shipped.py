@@ -1,5 +1,5 @@
 """What a node gets of one of gpufleet's own files: a `Part` (path, mode, text) and the text as shipped, without
-full-line comments, and Python scripts without docstrings.
+full-line comments or blank lines, Python scripts without docstrings and shell scripts without indentation.
 
 Apart from parts.py (which files a node gets) so that the inference parts (triton.py) use the same text transform
 without importing parts.py, which imports them: no import cycle between the two.
@@ -172,7 +172,8 @@ def _scan_shell_line(line: str, contexts: list[str], depths: list[int]) -> bool 
 
 def shipped(content: str, relative: str) -> str:
     """`content` without full-line comments, with a pointer to its source after the first line; Python scripts
-    also without docstrings and blank lines. The pointer is the same line in every file (the node's path is the
+    also without docstrings and blank lines, one space a level; shell scripts without blank lines or indentation.
+    The pointer is the same line in every file (the node's path is the
     source's path under cloud_init/files/), so gzip stores it once: naming each file there cost AWS's user data
     about 250 bytes."""
     if content.startswith(PYTHON_SHEBANG):
