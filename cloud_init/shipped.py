@@ -1,5 +1,5 @@
 """What a node gets of one of gpufleet's own files: a `Part` (path, mode, text) and the text as shipped, without
-full-line comments or blank lines, Python scripts without docstrings and shell scripts without indentation.
+full-line comments; scripts also without blank lines and indentation (Python keeps one space a level) or docstrings.
 
 Apart from parts.py (which files a node gets) so that the inference parts (triton.py) use the same text transform
 without importing parts.py, which imports them: no import cycle between the two.
