@@ -136,17 +136,17 @@ SECTION_MARKERS = ("# cloud: ", "# only: ")
 
 
 def for_node(content: str, kept_sections: frozenset[str] | set[str]) -> str:
-    """`content` without the sections this node does not run. A line `# cloud: NAME` or `# only: NAME` starts
-    section NAME, `# cloud: end` or `# only: end` ends it; lines outside any section are always kept. Each node ships
-    only the code it runs (AWS user data holds 16 KB): its cloud's watcher sources, the optional health checks the
-    spec turned on."""
+    """`content` without the sections this node does not run. A line `# cloud: NAME...` or `# only: NAME...` starts
+    a section kept when any of its names is, `# cloud: end` or `# only: end` ends it; lines outside any section are
+    always kept. Each node ships only the code it runs (AWS user data holds 16 KB): its cloud's watcher sources and
+    fabric checks, the optional health checks the spec turned on."""
     kept, section = [], None
     for line in content.splitlines(keepends=True):
         marker = next((m for m in SECTION_MARKERS if line.startswith(m)), None)
         if marker is not None:
-            name = line[len(marker):].strip()
-            section = None if name == "end" else name
-        elif section is None or section in kept_sections:
+            names = frozenset(line[len(marker):].split())
+            section = None if names == {"end"} else names
+        elif section is None or section & kept_sections:
             kept.append(line)
     return "".join(kept)
 

@@ -33,8 +33,7 @@ REBOOT_MARKER = "/run/gpufleet/reboot-required"
 
 def generated_parts(config: BootConfig) -> list[Part]:
     """The files that carry this node's values."""
-    header = (f"gpufleet node parameters for cluster {config.cluster_name} ({config.instance_type}).\n"
-              "Written by cloud-init; read by every gpufleet script and unit. Do not edit on the node.")
+    header = "gpufleet node parameters, written by cloud-init: do not edit."  # the values name cluster and type
     parts = [
         Part(NODE_ENV_PATH, "0644", render_env_file(node_env_items(config, units_to_enable(config)), header)),
         Part(NCCL_CONF_PATH, "0644", render_nccl_conf(config)),

@@ -3,6 +3,7 @@ Python node scripts compile, and the dcgm-exporter counters file is well-formed.
 
 from __future__ import annotations
 
+import ast
 import os
 import py_compile
 import shutil
@@ -176,12 +177,63 @@ def test_shipped_python_loses_docstrings_and_blank_lines_but_still_compiles():
     from gpufleet.cloud_init.parts import python_without_docstrings
 
     source = ('#!/usr/bin/env python3\n"""Module doc."""\n\n\ndef only_doc():\n    """Kept: the block\'s only statement."""\n'
-              '\n\ndef f():\n    """Dropped."""\n    text = """a\n\nb"""\n    return text\n')
+              '\n\ndef f():\n    """Dropped."""\n    text = """a\n\n    b"""\n    if text:\n        return (text +\n'
+              '                "")\n')
     out = python_without_docstrings(source)
-    assert out == ('#!/usr/bin/env python3\ndef only_doc():\n    """Kept: the block\'s only statement."""\n'
-                   'def f():\n    text = """a\n\nb"""\n    return text\n')
+    assert out == ('#!/usr/bin/env python3\ndef only_doc():\n """Kept: the block\'s only statement."""\n'
+                   'def f():\n text = """a\n\n    b"""\n if text:\n  return (text +\n   "")\n')
     namespace: dict = {}
     exec(compile(out, "example", "exec"), namespace)  # noqa: S102 - our own test source
-    assert namespace["f"]() == "a\n\nb"
+    assert namespace["f"]() == "a\n\n    b"
     for path in python_scripts(FILES):
-        compile(shipped(path.read_text(), str(path.relative_to(FILES))), str(path), "exec")
+        node_copy = shipped(path.read_text(), str(path.relative_to(FILES)))
+        assert ast.dump(_without_docstrings(ast.parse(node_copy))) == ast.dump(
+            _without_docstrings(ast.parse(path.read_text()))), path
+
+
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    """`tree` less the string statements the node's copy drops (a block's only statement stays)."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and len(body) > 1:
+            node.body = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                                 and isinstance(s.value.value, str))] or body[:1]
+    return tree
+
+
+def _bash_reading(script: str, tmp_path: Path, name: str) -> str:
+    """bash's own print of `script` as a function body (`declare -f`): its parse, without comments or layout."""
+    wrapped = tmp_path / name
+    wrapped.write_text(f"gpufleet_script() {{\n{script}\n}}\ndeclare -f gpufleet_script\n")
+    done = subprocess.run(["bash", str(wrapped)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and not done.stderr, (name, done.stderr)
+    return done.stdout
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_shipped_shell_scripts_parse_to_the_same_commands_as_their_source(cloud, tmp_path):
+    """The node's copy loses comments, blank lines and indentation (AWS's 16 KB): bash must read the same
+    commands from it as from the repository's file, for every script and every cloud's sections."""
+    from gpufleet.cloud_init.parts import OPTIONAL_SECTIONS, for_node
+
+    checked = 0
+    for path in shell_scripts(FILES):
+        relative = str(path.relative_to(FILES))
+        source = for_node(path.read_text(), {cloud, *OPTIONAL_SECTIONS})
+        node_copy = shipped(source, relative)
+        assert "\n\n" not in node_copy, relative
+        name = relative.replace("/", "_")
+        assert _bash_reading(node_copy, tmp_path, name + ".node") == _bash_reading(source, tmp_path, name), relative
+        checked += 1
+    assert checked >= 20
+
+
+def test_shell_minifier_keeps_multi_line_strings_and_continuations():
+    from gpufleet.cloud_init.shipped import shell_without_indentation
+
+    script = ("#!/bin/bash\nif true; then\n  echo 'a\n    b'\n\n  printf '%s' \"$(echo \"x\n  y\")\"\n"
+              "  apt-get install\\\n    -y\nfi\n")
+    assert shell_without_indentation(script) == (
+        "#!/bin/bash\nif true; then\necho 'a\n    b'\nprintf '%s' \"$(echo \"x\n  y\")\"\napt-get install\\\n -y\nfi\n")
+    heredoc = "#!/bin/sh\n  cat <<EOF\n  kept\nEOF\n"
+    assert shell_without_indentation(heredoc) == heredoc

@@ -75,13 +75,21 @@ def test_user_data_fits_the_cloud_limit_and_renders_byte_identical(rendered, nam
             user_data_for(selection, "gpufleet-test"), cloud)
 
 
+# Bytes the shipped training stacks keep free under AWS's 16 KB: a small node change must not send them to S3.
+AWS_TRAINING_HEADROOM_BYTES = 400
+
+
 def test_the_shipped_aws_training_stacks_fit_the_launch_template(rendered):
-    """The shipped training stacks need no S3 bootstrap: their user data goes inline. The inference stack does not
-    fit since its three containers (exporter, Triton, model copy) are pinned by digest, 64 incompressible hex
-    characters each: its node config goes to S3 behind the boothook (`gpufleet.aws.node_config`)."""
+    """The shipped training stacks need no S3 bootstrap: their user data goes inline, with room to spare. The
+    inference stack fits too, with less room (three containers pinned by digest, 64 incompressible hex characters
+    each); one that grows past the limit goes to S3 behind the boothook (`gpufleet.aws.node_config`): change the
+    expectation here on purpose, with the README."""
     names = sorted(name for name in rendered if name.startswith("stack-aws-"))
     assert {name: fits_inline(rendered[name][1], "aws") for name in names} == {
-        "stack-aws-dev": True, "stack-aws-infer": False, "stack-aws-train": True}
+        "stack-aws-dev": True, "stack-aws-infer": True, "stack-aws-train": True}
+    limit, _ = cloud_init.LIMITS["aws"]
+    free = {name: limit - cloud_init.measured_size(rendered[name][1], "aws") for name in ("stack-aws-dev", "stack-aws-train")}
+    assert min(free.values()) >= AWS_TRAINING_HEADROOM_BYTES, free
 
 
 def test_runcmd_runs_the_installer_and_reboot_is_conditional(rendered):
