@@ -1,6 +1,7 @@
 """The vGPU (GRID) guest driver path on a node, run for real against fixtures of each cloud's driver listing:
-vgpu-fetch (AWS: the node's role, SigV4-signed as botocore signs S3; GCP: the public JSON listing; Azure: a fixed URL
-with a pinned SHA-256), and install.d/20-vgpu-driver, whose boot step fails on a checksum mismatch."""
+vgpu-fetch (AWS: the node's role, SigV4-signed as botocore signs S3; GCP: the public JSON listing and the .sha256 file
+Google publishes beside each driver; Azure: a fixed URL with a pinned SHA-256), and install.d/20-vgpu-driver, whose
+boot step fails on a checksum mismatch."""
 
 from __future__ import annotations
 
@@ -25,15 +26,17 @@ from .test_aws_api import CREDENTIALS, TOKEN
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "node" / "vgpu"
 DRIVER = (FIXTURES / "driver-stand-in.run").read_bytes()
 AWS_KEY = "grid-19.5/NVIDIA-Linux-x86_64-580.159.03-grid-aws.run"
-GCS_NAME = "GRID/vGPU19.5/NVIDIA-Linux-x86_64-580.159.03-grid.run"
+GCS_NAME = "GRID/vGPU19.1/NVIDIA-Linux-x86_64-580.82.07-grid.run"
+GCS_SHA256 = (FIXTURES / "gcs-NVIDIA-Linux-x86_64-580.82.07-grid.run.sha256").read_bytes()
 AZURE_PATH = "/download/2a04ca6a-9eec-40d9-9564-9cdea1ab795f/NVIDIA-Linux-x86_64-570.211.01-grid-azure.run"
 
 
 class FakeClouds:
     """IMDSv2, AWS's driver bucket (ListObjectsV2 and GetObject), Google's bucket (JSON listing and media) and a
-    Microsoft download path, on one loopback server; `served` is what the driver file's bytes are."""
+    Microsoft download path, on one loopback server; `served` is what the driver file's bytes are, `sha256_file`
+    what Google's .sha256 beside it holds (None: no such object)."""
 
-    def __init__(self, served: bytes = DRIVER):
+    def __init__(self, served: bytes = DRIVER, sha256_file: bytes | None = GCS_SHA256):
         self.requests: list[tuple[str, dict]] = []
         fake = self
 
@@ -58,7 +61,9 @@ class FakeClouds:
                 elif self.path.startswith("/?list-type=2"):
                     self._send(200, (FIXTURES / "aws-list-objects-grid-19.5.xml").read_text())
                 elif self.path.startswith("/storage/v1/b/nvidia-drivers-us-public/o?"):
-                    self._send(200, (FIXTURES / "gcs-list-grid-vgpu19.5.json").read_text())
+                    self._send(200, (FIXTURES / "gcs-list-grid-vgpu19.1.json").read_text())
+                elif self.path == f"/nvidia-drivers-us-public/{GCS_NAME}.sha256" and sha256_file is not None:
+                    self._bytes(sha256_file)
                 elif self.path in (f"/{AWS_KEY}", f"/nvidia-drivers-us-public/{GCS_NAME}", AZURE_PATH):
                     self._bytes(served)
                 else:
@@ -72,8 +77,8 @@ class FakeClouds:
 def clouds():
     made: list[FakeClouds] = []
 
-    def make(served: bytes = DRIVER) -> FakeClouds:
-        made.append(FakeClouds(served))
+    def make(served: bytes = DRIVER, sha256_file: bytes | None = GCS_SHA256) -> FakeClouds:
+        made.append(FakeClouds(served, sha256_file))
         return made[-1]
 
     yield make
@@ -123,6 +128,40 @@ def test_a_checksum_mismatch_fails_and_leaves_no_file(tmp_path, clouds, cloud, s
 def test_a_pinned_sha256_is_checked_on_top_of_the_listing(tmp_path, clouds):
     done, dest = fetch(tmp_path, source_env("gcp", clouds(), "0" * 64))
     assert done.returncode == 1 and "does not match the pinned" in done.stderr and not dest.exists()
+
+
+def test_gcp_checks_the_sha256_google_publishes_beside_the_driver(tmp_path, clouds):
+    fake = clouds()
+    done, dest = fetch(tmp_path, source_env("gcp", fake))
+    assert done.returncode == 0, done.stderr
+    assert f"published SHA-256 {SHA256}" in done.stderr
+    assert f"/nvidia-drivers-us-public/{GCS_NAME}.sha256" in [path for path, _ in fake.requests]
+
+
+@pytest.mark.parametrize("sha256_file", [
+    ("0" * 64 + "  NVIDIA-Linux-x86_64-580.82.07-grid.run\n").encode(),  # sha256sum's line, another digest
+    ("0" * 64 + "\n").encode()])  # the digest alone
+def test_gcp_fails_when_the_download_does_not_match_googles_published_sha256(tmp_path, clouds, sha256_file):
+    done, dest = fetch(tmp_path, source_env("gcp", clouds(sha256_file=sha256_file)))  # the listing's MD5 matches
+    assert done.returncode == 1 and "does not match the published" in done.stderr and not dest.exists()
+
+
+@pytest.mark.parametrize("sha256_file, words", [
+    (None, "404"),
+    (b"<html>Not Found</html>", "holds no SHA-256 digest"),
+    (GCS_SHA256.replace(b"580.82.07", b"580.65.06"), "names another file")])
+def test_gcp_fails_without_a_readable_published_sha256(tmp_path, clouds, sha256_file, words):
+    fake = clouds(sha256_file=sha256_file)
+    done, dest = fetch(tmp_path, source_env("gcp", fake))
+    assert done.returncode == 1 and words in done.stderr and not dest.exists()
+    assert f"/nvidia-drivers-us-public/{GCS_NAME}" not in [path for path, _ in fake.requests]
+
+
+def test_the_gcp_source_is_the_one_googles_grid_drivers_table_names():
+    driver = vgpu_drivers()["gcp"]
+    assert (driver.prefix, driver.version) == ("GRID/vGPU19.1/", "19.1")
+    assert "cloud.google.com/compute/docs/gpus/grid-drivers-table" in driver.source
+    assert GCS_NAME.startswith(driver.prefix) and "580.82.07" in driver.source
 
 
 def test_azure_without_a_pin_refuses_to_fetch(tmp_path, clouds):
@@ -210,6 +249,13 @@ def test_the_boot_step_installs_a_verified_driver_and_pins_ubuntus_away(tmp_path
 def test_a_checksum_mismatch_fails_the_boot_step_before_the_installer_runs(tmp_path, clouds, cloud, sha256):
     done, ran = install_step(tmp_path, source_env(cloud, clouds(served=DRIVER + b"x"), sha256))
     assert done.returncode != 0 and "checksum mismatch" in done.stderr
+    assert not ran.exists() and not (tmp_path / "run" / "reboot-required").exists()
+
+
+def test_a_mismatch_with_googles_published_sha256_fails_the_boot_step(tmp_path, clouds):
+    fake = clouds(sha256_file=("f" * 64 + "  NVIDIA-Linux-x86_64-580.82.07-grid.run\n").encode())
+    done, ran = install_step(tmp_path, source_env("gcp", fake))
+    assert done.returncode != 0 and "does not match the published" in done.stderr
     assert not ran.exists() and not (tmp_path / "run" / "reboot-required").exists()
 
 
