@@ -80,10 +80,11 @@ def test_the_wheel_plans_a_users_project_and_runs_the_example_outside_the_checko
     gpufleet = python.parent / "gpufleet"
     planned = json.loads(run([gpufleet, "plan", "aws-dev", "--json"], project / "notes").stdout)
     assert planned["outputs"]["instance_type"] == "g6e.xlarge"
-    # Shared Lustre makes aws-dev's node config too large for the launch template: the installed package renders the
-    # boothook (cloud_init/boothooks, package data) and the stored config.
+    # Shared Lustre and the performance check make aws-dev's node config too large for the launch template: the
+    # installed package renders the boothook (cloud_init/boothooks, package data) and the stored config.
     out = tmp_path / "user-data"
-    run([gpufleet, "plan", "aws-dev", "--set", "storage.shared.kind=lustre", "--out", out], project)
+    run([gpufleet, "plan", "aws-dev", "--set", "storage.shared.kind=lustre", "--set", "node.health.performance.enabled=true",
+         "--out", out], project)
     assert (out / "gpufleet-lt.user-data.yaml").read_text().startswith("#cloud-boothook\n#!/bin/sh\n")
     assert (out / "gpufleet-node-config-object.user-data.yaml").read_text().startswith("#cloud-config\n")
     # The Ansible collection ships inside the package; the inventory puts that copy on Ansible's collection path.
