@@ -48,8 +48,10 @@ def cache_root() -> Path:
 
 
 # The Slurm VM test's variant (tests/vm/test_slurm_boot.py): the VMs have no package archive, so Debian's Slurm,
-# munge and Open MPI (with mpi4py for the all-reduce) are in the image; the base image stays as it was.
-SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "openmpi-bin", "libpmix2", "python3-mpi4py")
+# munge and Open MPI (with mpi4py for the all-reduce) are in the image; the base image stays as it was. Slurm's
+# mpi/pmix plugin loads the unversioned libpmix.so, which only libpmix-dev ships ("can not load PMIx library").
+SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "openmpi-bin", "libpmix2", "libpmix-dev",
+                  "python3-mpi4py")
 
 
 def inputs_hash(extra_packages: tuple[str, ...] = ()) -> str:
