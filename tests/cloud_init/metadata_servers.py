@@ -24,6 +24,7 @@ from tests.fake_http import LoopbackServer, QuietHandler
 AWS_TOKEN = "AQAEAFake-token=="
 AZURE_EVENT_ID = "602d9444-d2cd-49c7-8624-8643e7171297"
 AZURE_VM_NAME = "gpufleet_vmss_1"
+AZURE_TOKEN = "eyJ0eXAiOiJKV1QifakeToken"
 AWS_GROUP = "gpufleet-test-nodes-0a1b2c3"
 AWS_CREDENTIALS = {"AccessKeyId": "ASIAEXAMPLEKEY", "SecretAccessKey": "wJalrXUtnFEMIEXAMPLEKEY", "Token": "IQoJEXAMPLE"}
 
@@ -46,6 +47,10 @@ class MetadataServer:
         self.asg_failures, self.asg_hang_seconds = asg_failures, asg_hang_seconds
         self.asg_calls: list[dict] = []  # every Auto Scaling call, its form fields parsed
         self.s3_objects: dict[str, bytes] = {}
+        # Azure: the VM's tags (IMDS tagsList), and Key Vault secrets ("/vault/secrets/NAME" -> value) answered to
+        # the managed identity's token, which the Slurm join and controller setup read (tests/vm/slurm_boots.py).
+        self.azure_tags: dict[str, str] = {}
+        self.vault_secrets: dict[str, str] = {}
         self.s3_failures = 0
         self.s3_gets: list[dict] = []  # the headers of every S3 GetObject, lower-cased names
         self.lifecycle_state: str | None = None
@@ -216,6 +221,11 @@ class MetadataServer:
         return self._reply(handler, 404)
 
     def _azure(self, handler, method, path):
+        if path.split("?")[0] in self.vault_secrets:
+            if handler.headers.get("Authorization") != f"Bearer {AZURE_TOKEN}":
+                return self._reply(handler, 401)
+            return self._reply(handler, 200, json.dumps({"value": self.vault_secrets[path.split("?")[0]]}),
+                               "application/json")
         if handler.headers.get("Metadata") != "true":
             return self._reply(handler, 400)
         if path.startswith("/metadata/scheduledevents"):
@@ -231,6 +241,11 @@ class MetadataServer:
                 "DurationInSeconds": -1}]
             return self._reply(handler, 200, json.dumps({"DocumentIncarnation": 1 + bool(events), "Events": events}),
                                "application/json")
+        if path.startswith("/metadata/instance/compute/tagsList"):
+            return self._reply(handler, 200, json.dumps([{"name": k, "value": v} for k, v in self.azure_tags.items()]),
+                               "application/json")
+        if path.startswith("/metadata/identity/oauth2/token") and self.vault_secrets:
+            return self._reply(handler, 200, json.dumps({"access_token": AZURE_TOKEN}), "application/json")
         if path.startswith("/metadata/instance/compute/name"):
             with self.lock:
                 self.azure_name_failures -= 1
