@@ -107,7 +107,9 @@ def _wanted(manifest: Manifest, gpu: str | None, catalog: Catalog) -> tuple[GpuM
 
 
 def _rows(catalog: Catalog, cloud: str, model: str, count: int) -> list:
-    return [i for i in catalog.instances_of(cloud, model, gpus=count) if not i.unsupported_driver]
+    """Whole-GPU types gpufleet can drive: a local GPU is never matched to a vGPU slice of one."""
+    return [i for i in catalog.instances_of(cloud, model, gpus=count)
+            if not i.unsupported_driver and not i.is_vgpu_slice]
 
 
 def _choose_gpu(manifest: Manifest, cloud: str, wanted: GpuModel | None, memory_mib: int, count: int, named: bool,

@@ -71,6 +71,14 @@ def test_nearest_gpu_with_at_least_the_memory_when_the_model_is_not_sold():
     assert any("passed over: L4 (ada) needs CUDA 11.8 or later" in note for note in rtx.notes)
 
 
+def test_a_local_gpu_is_never_matched_to_a_vgpu_slice():
+    """Azure sells its A10 (24 GiB, enough for an RTX 3090) as vGPU slices only: the match passes over them."""
+    result = match(manifest("rtx3090", cuda="11.3"), "azure", region="eastus", ssh_public_key=KEY)
+    catalog = load_catalog()
+    chosen = next(i for i in catalog.instances_of("azure") if i.name == result.instance_type)
+    assert not chosen.is_vgpu_slice and result.gpu.model != "A10"
+
+
 def test_t4_keeps_its_model_and_the_captured_cuda():
     result = match(manifest("t4", cuda="11.8"), "azure", region="eastus", ssh_public_key=KEY)
     assert (result.gpu.model, result.instance_type) == ("T4", "Standard_NC4as_T4_v3")
