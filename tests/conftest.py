@@ -36,9 +36,27 @@ assert hasattr(_pulumi_resource, "_get_stack_trace"), "the pulumi SDK renamed _g
 _pulumi_resource._get_stack_trace = _source_pb2.StackTrace
 
 
+# Suites that run only when their marker is selected (`-m fuzz`, as `.ci/run` does); otherwise each test is
+# skipped with this hint, so a default run says what it left out and how to run it.
+OPT_IN_MARKERS = {
+    "fuzz": "fuzz test",
+    "migrate": "end-to-end migration test",
+    "ansible_slow": "slow Ansible test",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     """Long tests (`runs_first`) go to the front: xdist hands out tests in collection order, and the wheel build,
-    collected last, otherwise ran alone at the end while the other workers idled."""
+    collected last, otherwise ran alone at the end while the other workers idled. Opt-in suites are skipped unless
+    selected."""
+    selected = config.getoption("-m") or ""
+    for marker, kind in OPT_IN_MARKERS.items():
+        if marker in selected and f"not {marker}" not in selected:
+            continue
+        skip = pytest.mark.skip(reason=f"{kind}: run with `-m {marker}` (bash .ci/run does)")
+        for item in items:
+            if item.get_closest_marker(marker):
+                item.add_marker(skip)
     items.sort(key=lambda item: item.get_closest_marker("runs_first") is None)
 
 

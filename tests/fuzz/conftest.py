@@ -8,23 +8,12 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
-
 # Examples per property; benchmarks/fuzz_inputs.py raises it. The default keeps `-m fuzz` near 10 s on 2 cores.
 SCALE = float(os.environ.get("GPUFLEET_FUZZ_SCALE", "1"))
 
 
 def examples(count: int) -> int:
     return max(1, int(count * SCALE))
-
-
-def pytest_collection_modifyitems(config, items):
-    if "fuzz" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="fuzz test: run with `-m fuzz` (bash .ci/run does)")
-    for item in items:
-        if "fuzz" in item.keywords:
-            item.add_marker(skip)
 
 
 class CaseTimeout(BaseException):
