@@ -27,11 +27,11 @@ from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_contro
 from ..catalog.selector import Selection
 from ..scheduler.conf import controller_files, slurm_settings
 from ..scheduler.key import keep_first_value, munge_key
-from .monitoring_server import DATA_DEVICE, KEY_VAULT_SECRETS_USER, UBUNTU, stable_guid
 from .nodes import ADMIN_USER
+from .private_vm import DATA_DEVICE, UBUNTU, data_disk, grant_secret, private_nic, private_vm, rbac_vault, stable_guid
 from .tagging import Tagger
 
-compute, network, authorization = azure_native.compute, azure_native.network, azure_native.authorization
+network, authorization = azure_native.network, azure_native.authorization
 TYPE_TOKEN = "gpufleet:index:SlurmController"
 DEFAULT_VM_SIZE = "Standard_D2s_v5"
 CONTROLLER_TAG = "gpufleet-slurm-controller"
@@ -64,28 +64,13 @@ class SlurmController(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
         self.client = client
-        nic = network.NetworkInterface(
-            f"{role}-nic", resource_group_name=resource_group, location=spec.region, tags=tag("slurm-nic"),
-            network_security_group=network.NetworkSecurityGroupArgs(id=nsg_id),
-            ip_configurations=[network.NetworkInterfaceIPConfigurationArgs(
-                name="private", primary=True, subnet=network.SubnetArgs(id=subnet_id),
-                private_ip_allocation_method="Dynamic",
-                application_security_groups=[network.ApplicationSecurityGroupArgs(id=asg_id)])], opts=child)
+        nic = private_nic(f"{role}-nic", "slurm-nic", spec.region, resource_group, subnet_id, nsg_id, asg_id, tag, child)
         address = nic.ip_configurations.apply(lambda configs: configs[0].private_ip_address if configs else None)
-        state = compute.Disk(f"{role}-state", resource_group_name=resource_group, location=spec.region,
-                             disk_size_gb=spec.scheduler.slurm.state_disk_gib,
-                             sku=compute.DiskSkuArgs(name="StandardSSD_LRS"),
-                             creation_data=compute.CreationDataArgs(create_option="Empty"),
-                             encryption=compute.EncryptionArgs(type="EncryptionAtRestWithPlatformKey"),
-                             tags=tag("slurm-state"), opts=child)
-        vault = azure_native.keyvault.Vault(
-            f"{role}-vault", resource_group_name=resource_group, location=spec.region, tags=tag("slurm-vault"),
-            vault_name=pulumi.Output.all(client.subscription_id, resource_group).apply(
-                lambda values: slurm_vault_name(values[0], values[1], stack, name)),
-            properties=azure_native.keyvault.VaultPropertiesArgs(
-                tenant_id=client.tenant_id, sku=azure_native.keyvault.SkuArgs(family="A", name="standard"),
-                enable_rbac_authorization=True, enable_soft_delete=True, soft_delete_retention_in_days=7),
-            opts=child)
+        state = data_disk(f"{role}-state", "slurm-state", spec.scheduler.slurm.state_disk_gib, spec.region,
+                          resource_group, tag, child)
+        vault = rbac_vault(f"{role}-vault", "slurm-vault", pulumi.Output.all(client.subscription_id, resource_group).apply(
+            lambda values: slurm_vault_name(values[0], values[1], stack, name)), client.tenant_id, spec.region,
+            resource_group, tag, child)
         self.key = azure_native.keyvault.Secret(
             f"{role}-key", resource_group_name=resource_group, vault_name=vault.name, secret_name=SECRET_NAME,
             properties=azure_native.keyvault.SecretPropertiesArgs(value=munge_key()), tags=tag("slurm-key"),
@@ -93,34 +78,14 @@ class SlurmController(pulumi.ComponentResource):
         key_url = pulumi.Output.concat("https://", vault.name, ".vault.azure.net/secrets/", SECRET_NAME)
         custom_data = pulumi.Output.all(address, key_url).apply(lambda values: cloud_init.encode_user_data(
             controller_user_data(selection, name, values[0], values[1]), "azure"))
-        server = compute.VirtualMachine(
-            f"{role}-controller", resource_group_name=resource_group, location=spec.region,
-            tags=tag("slurm-controller"),
-            hardware_profile=compute.HardwareProfileArgs(
-                vm_size=spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE),
-            identity=compute.VirtualMachineIdentityArgs(type="SystemAssigned"),
-            security_profile=compute.SecurityProfileArgs(security_type="TrustedLaunch",
-                                                         uefi_settings=compute.UefiSettingsArgs(
-                                                             secure_boot_enabled=True, v_tpm_enabled=True)),
-            storage_profile=compute.StorageProfileArgs(
-                image_reference=compute.ImageReferenceArgs(**UBUNTU),
-                os_disk=compute.OSDiskArgs(create_option="FromImage", delete_option="Delete", disk_size_gb=30,
-                                           managed_disk=compute.ManagedDiskParametersArgs(
-                                               storage_account_type="StandardSSD_LRS")),
-                data_disks=[compute.DataDiskArgs(lun=0, create_option="Attach", delete_option="Detach",
-                                                 managed_disk=compute.ManagedDiskParametersArgs(id=state.id))]),
-            os_profile=compute.OSProfileArgs(
-                computer_name=slurm_settings(selection, name).controller_host, admin_username=ADMIN_USER,
-                custom_data=custom_data,
-                linux_configuration=compute.LinuxConfigurationArgs(
-                    disable_password_authentication=True, provision_vm_agent=True,
-                    ssh=compute.SshConfigurationArgs(public_keys=[compute.SshPublicKeyArgs(
-                        path=f"/home/{ADMIN_USER}/.ssh/authorized_keys", key_data=spec.access.ssh_public_key)]))),
-            network_profile=compute.NetworkProfileArgs(network_interfaces=[
-                compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]),
+        server = private_vm(
+            f"{role}-controller", tag("slurm-controller"),
+            spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE,
+            slurm_settings(selection, name).controller_host, custom_data, UBUNTU, nic.id, state.id,
+            spec.access.ssh_public_key, spec.region, resource_group,
             # The NIC and the state disk are their own resources: the old VM must release them first.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.key],
-                                                                            delete_before_replace=True)))
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.key],
+                                                                       delete_before_replace=True)))
         principal = server.identity.apply(lambda identity: identity.principal_id if identity else None)
         self.grant_key(f"{role}-key-access", principal, stack, name, child)
         self.address = address
@@ -137,12 +102,8 @@ class SlurmController(pulumi.ComponentResource):
     def grant_key(self, resource_name: str, principal: pulumi.Input[str], stack: str, name: str,
                   opts: pulumi.ResourceOptions) -> None:
         """`Key Vault Secrets User` on the munge key only (not the vault, not the subscription)."""
-        authorization.RoleAssignment(
-            resource_name, scope=self.key.id, principal_id=principal, principal_type="ServicePrincipal",
-            role_assignment_name=stable_guid(stack, name, resource_name),
-            role_definition_id=pulumi.Output.concat("/subscriptions/", self.client.subscription_id,
-                                                    "/providers/Microsoft.Authorization/roleDefinitions/",
-                                                    KEY_VAULT_SECRETS_USER), opts=opts)
+        grant_secret(resource_name, self.key.id, principal, stable_guid(stack, name, resource_name),
+                     self.client.subscription_id, opts)
 
     def grant_nodes(self, name: str, principals: list[pulumi.Input[str]]) -> None:
         """The scale sets' identities read the key too (they exist only after the controller)."""

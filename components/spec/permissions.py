@@ -62,7 +62,7 @@ class NodePermissions(StrictModel):
 
 # Azure built-in roles gpufleet accepts by name (lowercase) -> role definition GUID. Each GUID re-read on 2026-12-03 from
 # MicrosoftDocs/azure-docs articles/role-based-access-control/built-in-roles.md @ 00a58329 (ms.date 04/09/2026);
-# tests/spec/test_azure_role_ids.py pins them and the copies in azure/monitoring_server.py and azure/serving.py.
+# tests/spec/test_azure_role_ids.py pins them and the copies in azure/private_vm.py and azure/serving.py.
 AZURE_BUILTIN_ROLES = {
     "acrpull": "7f951dda-4ed3-4680-a7ca-43fe172d538d",
     "reader": "acdd72a7-3385-48ef-bd42-f606fba81ae7",

@@ -8,7 +8,7 @@ checked against the same table.
 
 from __future__ import annotations
 
-from gpufleet.azure.monitoring_server import KEY_VAULT_SECRETS_USER
+from gpufleet.azure.private_vm import KEY_VAULT_SECRETS_USER
 from gpufleet.azure.serving import BLOB_DATA_READER
 from gpufleet.spec.permissions import AZURE_BUILTIN_ROLES
 from gpufleet.spec.storage_rules import ADMIN_AZURE, GUID
