@@ -6,8 +6,10 @@ a private mount namespace (tests/scheduler/loopback.sh), about 12 s."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -45,6 +47,15 @@ def sections(output: str) -> dict[str, str]:
     return found
 
 
+def free_ports(count: int) -> list[int]:
+    """Ports on 127.0.0.1 that nothing listens on now, all held open until every one is chosen (so they differ)."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
 @pytest.fixture(scope="module")
 def loopback(tmp_path_factory):
     for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "munged"):
@@ -76,8 +87,11 @@ def loopback(tmp_path_factory):
             f"[ -x env GPUFLEET_RUN_DIR={work / 'run-gpufleet'} {run} ]", f"[ -x {run} ]"))
         script.chmod(0o755)
     jobs = " ".join(str(p) for p in sorted(JOBS.glob("*.sbatch")))
+    # Ports of this fixture's own: xdist may start the fixture in two workers at once (worksteal splits modules).
+    ctld_port, slurmd_port = free_ports(2)
     env = dict(os.environ, DRAIN_SCRIPT=str(FILES / "usr/local/lib/gpufleet/slurm/drain"), GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
-               NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback")
+               NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback", CTLD_PORT=str(ctld_port),
+               SLURMD_PORT=str(slurmd_port))
     done = subprocess.run(["unshare", "-m", "bash", str(HERE / "loopback.sh"), str(work)], capture_output=True,
                           text=True, timeout=180, env=env)
     logs = "".join(p.read_text() for p in (work / "log").glob("*.log"))
