@@ -27,6 +27,7 @@ from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_contro
 from ..catalog.selector import Selection
 from ..scheduler.conf import controller_files, slurm_settings
 from ..scheduler.key import keep_first_value, munge_key
+from .image_version import pinned_reference
 from .nodes import ADMIN_USER
 from .private_vm import DATA_DEVICE, UBUNTU, data_disk, grant_secret, private_nic, private_vm, rbac_vault, stable_guid
 from .tagging import Tagger
@@ -81,11 +82,14 @@ class SlurmController(pulumi.ComponentResource):
         server = private_vm(
             f"{role}-controller", tag("slurm-controller"),
             spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE,
-            slurm_settings(selection, name).controller_host, custom_data, UBUNTU, nic.id, state.id,
-            spec.access.ssh_public_key, spec.region, resource_group,
-            # The NIC and the state disk are their own resources: the old VM must release them first.
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.key],
-                                                                       delete_before_replace=True)))
+            slurm_settings(selection, name).controller_host, custom_data,
+            pinned_reference(UBUNTU, spec.region, "pinned", pulumi.InvokeOutputOptions(parent=self)), nic.id,
+            state.id, spec.access.ssh_public_key, spec.region, resource_group,
+            # The NIC and the state disk are their own resources: the old VM must release them first. The image
+            # version pinned at creation stays, as the monitoring server's: a newer Ubuntu release found by a later
+            # `up` must not replace a running controller.
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=[self.key], delete_before_replace=True, ignore_changes=["storageProfile.imageReference"])))
         principal = server.identity.apply(lambda identity: identity.principal_id if identity else None)
         self.grant_key(f"{role}-key-access", principal, stack, name, child)
         self.address = address

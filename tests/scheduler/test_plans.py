@@ -151,6 +151,12 @@ def test_azure_nsg_opens_slurm_ports_between_the_two_security_groups_only():
     assert len(assignments) == 2
 
 
+def test_azure_controller_boots_the_ubuntu_version_pinned_at_up_as_the_monitoring_server_does():
+    controller = by_name(slurm_doc("azure"), "gpufleet-slurm-controller")["inputs"]
+    assert controller["storageProfile"]["imageReference"] == {
+        "publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "resolved-at-pulumi-up"}
+
+
 @pytest.mark.parametrize("cloud", STACKS)
 def test_slurm_plans_pass_the_policy_pack(cloud):
     assert mandatory(check_plan(slurm_doc(cloud))) == []
