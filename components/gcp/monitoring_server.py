@@ -28,16 +28,13 @@ from ..monitoring.secrets import MonitoringPlan, plan_monitoring
 from ..monitoring.server.cloud_config import ServerSettings, server_user_data
 from ..outputs import exporter_jobs
 from .labels import Describer, Labeler, normalise_value, short_name
-from .security import IAP_RANGE, SSH_PORT
+from .private_instance import SECRET_ACCESSOR, iap_ssh_rule, private_instance
 
 __all__ = ["build_monitoring_server", "plan_monitoring"]
 
 DEFAULT_MACHINE_TYPE = "e2-medium"
-UBUNTU_IMAGE = "projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64"
 DATA_DEVICE_NAME = "prometheus-data"
 DISCOVERY_PERMISSIONS = ["compute.instances.list"]
-SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
-CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 ROOT_DISK_GB = 20
 
 
@@ -84,30 +81,16 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
     data = gcp.compute.Disk(f"{role}-data", zone=spec.zone, project=project, size=spec.monitoring.data_disk_gib,
                             type="pd-balanced", labels=label("monitoring-data"),
                             description=describe("monitoring-data"), opts=opts)
-    gcp.compute.Firewall(
-        f"{role}-fw-iap", network=network_id, project=project, direction="INGRESS", priority=1000,
-        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(SSH_PORT)])], source_ranges=[IAP_RANGE],
-        target_service_accounts=[email], description=f"SSH through IAP to the monitoring server; "
-                                                     f"{describe('monitoring-fw-iap')}", opts=opts)
+    iap_ssh_rule(f"{role}-fw-iap", "the monitoring server", "monitoring-fw-iap", network_id, project, email, describe, opts)
     jobs = pulumi.Output.from_input(project).apply(
         lambda project_id: gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))
     user_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
         lambda values: server_user_data(spec.monitoring, values[0], stack_dashboards(selection), ServerSettings(
             "gcp", f"/dev/disk/by-id/google-{DATA_DEVICE_NAME}", dict(values[1]))))
-    server = gcp.compute.Instance(
-        f"{role}-server", name=names["instance"], zone=spec.zone, project=project,
-        machine_type=spec.monitoring.instance_type or DEFAULT_MACHINE_TYPE,
-        boot_disk=gcp.compute.InstanceBootDiskArgs(initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
-            image=UBUNTU_IMAGE, size=ROOT_DISK_GB, type="pd-balanced", labels=label("monitoring-boot-disk"))),
-        attached_disks=[gcp.compute.InstanceAttachedDiskArgs(source=data.id, device_name=DATA_DEVICE_NAME)],
-        network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=subnet_id)],  # no access config
-        service_account=gcp.compute.InstanceServiceAccountArgs(email=email, scopes=[CLOUD_PLATFORM_SCOPE]),
-        shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(
-            enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True),
-        metadata={"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data},
-        labels=label("monitoring"), allow_stopping_for_update=True, description=describe("monitoring"),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            depends_on=[account, *versions], ignore_changes=["bootDisk.initializeParams.image"])))
+    server = private_instance(
+        f"{role}-server", "monitoring", "monitoring-boot-disk", names["instance"], spec.zone, project,
+        spec.monitoring.instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, data.id, DATA_DEVICE_NAME, subnet_id, email,
+        user_data, label, describe, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[account, *versions])))
     return {
         **outputs,
         "monitoring_server": server.name,

@@ -24,8 +24,7 @@ from ..catalog.selector import Selection
 from ..scheduler.conf import SLURMCTLD_PORT, SRUN_PORT_RANGE, controller_files, slurm_settings
 from ..scheduler.key import keep_first_value, munge_key
 from .labels import Describer, Labeler, short_name
-from .monitoring_server import CLOUD_PLATFORM_SCOPE, SECRET_ACCESSOR, UBUNTU_IMAGE
-from .security import IAP_RANGE, SSH_PORT
+from .private_instance import SECRET_ACCESSOR, iap_ssh_rule, private_instance
 
 TYPE_TOKEN = "gpufleet:index:SlurmController"
 DEFAULT_MACHINE_TYPE = "n2-standard-2"
@@ -79,30 +78,16 @@ class SlurmController(pulumi.ComponentResource):
                 str(SLURMCTLD_PORT), f"{SRUN_PORT_RANGE[0]}-{SRUN_PORT_RANGE[1]}"])],
             source_service_accounts=[node_account_email], target_service_accounts=[email],
             description=f"slurmctld and srun from the cluster's nodes; {describe('slurm-fw')}", opts=child)
-        gcp.compute.Firewall(
-            f"{role}-fw-iap", network=network_id, project=project, direction="INGRESS", priority=1000,
-            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(SSH_PORT)])], source_ranges=[IAP_RANGE],
-            target_service_accounts=[email], description=f"SSH through IAP to the Slurm controller; "
-                                                         f"{describe('slurm-fw-iap')}", opts=child)
+        iap_ssh_rule(f"{role}-fw-iap", "the Slurm controller", "slurm-fw-iap", network_id, project, email, describe, child)
         key_name = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"])
         user_data = pulumi.Output.all(address.address, key_name).apply(
             lambda values: controller_user_data(selection, name, values[0], values[1]))
-        server = gcp.compute.Instance(
-            f"{role}-controller", name=names["instance"], zone=spec.zone, project=project,
-            machine_type=spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE,
-            boot_disk=gcp.compute.InstanceBootDiskArgs(
-                initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
-                    image=UBUNTU_IMAGE, size=ROOT_DISK_GB, type="pd-balanced", labels=label("slurm-boot-disk"))),
-            attached_disks=[gcp.compute.InstanceAttachedDiskArgs(source=state.id, device_name=STATE_DEVICE_NAME)],
-            network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=subnet_id,
-                                                                         network_ip=address.address)],
-            service_account=gcp.compute.InstanceServiceAccountArgs(email=email, scopes=[CLOUD_PLATFORM_SCOPE]),
-            shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(
-                enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True),
-            metadata={"block-project-ssh-keys": "TRUE", "enable-oslogin": "TRUE", "user-data": user_data},
-            labels=label("slurm-controller"), allow_stopping_for_update=True, description=describe("slurm-controller"),
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                depends_on=[account, version], ignore_changes=["bootDisk.initializeParams.image"])))
+        server = private_instance(
+            f"{role}-controller", "slurm-controller", "slurm-boot-disk", names["instance"], spec.zone, project,
+            spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, state.id,
+            STATE_DEVICE_NAME, subnet_id, email, user_data, label, describe,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[account, version])),
+            network_ip=address.address)
         self.address = address.address
         self.node_metadata = {CONTROLLER_KEY: address.address, KEY_KEY: key_name}
         self.outputs = {
