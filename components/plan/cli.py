@@ -27,6 +27,7 @@ from ..migrate.cli import add_commands as add_migrate_commands
 from ..spec.errors import MISSING, Problem, SpecError
 from ..spec.raw import raw_problems
 from .diff_cli import add_commands as add_review_commands
+from .project import RUNNING_COMMAND
 
 BAD_INPUT = 2
 INTERNAL_ERROR = 1
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     add_bench_commands(commands)
     add_inventory_commands(commands)
     args = parser.parse_args(argv)
+    running = RUNNING_COMMAND.set(f"gpufleet {args.command}")
     try:
         return args.handler(args)
     except BrokenPipeError:  # the reader went away (`gpufleet select --json | head`): stop quietly, no traceback
@@ -69,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: internal error ({type(err).__name__}: {_one_line(err)}); this is a gpufleet bug, not your "
               f"input; rerun with {DEBUG_FLAG} to see the traceback", file=sys.stderr)
         return INTERNAL_ERROR
+    finally:
+        RUNNING_COMMAND.reset(running)
 
 
 def _one_line(err: BaseException) -> str:

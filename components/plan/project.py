@@ -8,6 +8,7 @@ so a wheel installed anywhere plans the user's own project, and never writes int
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -15,6 +16,10 @@ from pathlib import Path
 import yaml
 
 from ..spec.errors import Problem, SpecError
+
+# The command a project or stack-file problem is reported under: `gpufleet plan` unless the CLI sets the command it
+# runs (`gpufleet inventory`, `gpufleet bench`, ...), which read stacks through the same functions.
+RUNNING_COMMAND: ContextVar[str] = ContextVar("gpufleet_running_command", default="gpufleet plan")
 
 PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
 
@@ -36,7 +41,7 @@ def find_project(start: Path | None = None) -> PulumiProject:
             if (folder / file_name).is_file():
                 return read_project(folder / file_name)
     raise SpecError([Problem("Pulumi.yaml", str(here), "expected a Pulumi project: run gpufleet in the folder holding "
-                             "Pulumi.yaml (or below it)")], root="gpufleet plan")
+                             "Pulumi.yaml (or below it)")], root=RUNNING_COMMAND.get())
 
 
 def read_project(project_file: Path) -> PulumiProject:
@@ -44,7 +49,7 @@ def read_project(project_file: Path) -> PulumiProject:
     document = _parsed(project_file.read_text())
     if not isinstance(document, dict) or not isinstance(document.get("name"), str):
         raise SpecError([Problem("name", document.get("name") if isinstance(document, dict) else document,
-                                 f"expected the project's name in {project_file}")], root="gpufleet plan")
+                                 f"expected the project's name in {project_file}")], root=RUNNING_COMMAND.get())
     main = root / str(document.get("main") or ".")
     program = main / "__main__.py" if main.is_dir() else main
     return PulumiProject(root=root, name=document["name"], stacks_dir=root / str(document.get("stackConfigDir") or "."),

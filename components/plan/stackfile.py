@@ -14,10 +14,9 @@ from typing import Any
 from ..spec.errors import Problem, SpecError
 from ..spec.raw import expand_shorthands
 from ..spec.source import load_yaml
-from .project import find_project
+from .project import RUNNING_COMMAND, find_project
 
 CLUSTER_KEY = "gpufleet:cluster"
-ROOT = "gpufleet plan"
 
 
 def stack_names(stacks_dir: Path | None = None) -> list[str]:
@@ -34,7 +33,7 @@ def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
     path = stacks_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise SpecError([Problem("stack", stack, f"expected one of {', '.join(stack_names(stacks_dir)) or 'none'} "
-                                 f"(no {_shown_path(path)}), or a path to a stack file")], root=ROOT)
+                                 f"(no {_shown_path(path)}), or a path to a stack file")], root=RUNNING_COMMAND.get())
     return path
 
 
@@ -56,17 +55,17 @@ def read_stack_config(stack: str, stacks_dir: Path | None = None) -> dict[str, A
         document = {}
     if not isinstance(document, dict):
         raise SpecError([Problem(source, _kind(document), "expected a mapping with a `config:` key, as "
-                                 "stacks/Pulumi.aws-dev.yaml has")], root=ROOT)
+                                 "stacks/Pulumi.aws-dev.yaml has")], root=RUNNING_COMMAND.get())
     config = document.get("config") or {}
     if not isinstance(config, dict):
         raise SpecError([Problem(f"{source}: config", _kind(config), "expected a mapping of `namespace:key: value` "
-                                 "entries, e.g. `gpufleet:cluster:` with the spec under it")], root=ROOT)
+                                 "entries, e.g. `gpufleet:cluster:` with the spec under it")], root=RUNNING_COMMAND.get())
     values = {str(key): (value["value"] if isinstance(value, dict) and set(value) == {"value"} else value)
               for key, value in config.items()}
     misspelt = _misspelt_cluster_keys(values)
     if misspelt:
         raise SpecError([Problem(f"{source}: config.{key}", key, f"unknown key; did you mean `{CLUSTER_KEY}`?")
-                         for key in misspelt], root=ROOT)
+                         for key in misspelt], root=RUNNING_COMMAND.get())
     return values
 
 
@@ -79,13 +78,13 @@ def apply_overrides(config: dict[str, Any], overrides: list[str]) -> dict[str, A
         cluster = {}
     if not isinstance(cluster, dict):
         raise SpecError([Problem(CLUSTER_KEY, _kind(cluster), "expected a mapping (cloud, region, nodes, ...), so "
-                                 "`--set` has somewhere to write")], root=ROOT)
+                                 "`--set` has somewhere to write")], root=RUNNING_COMMAND.get())
     cluster = expand_shorthands(_copy(cluster))
     for item in overrides:
         path, sep, text = item.partition("=")
         parts = path.split(".")
         if not sep or not all(parts):
-            raise SpecError([Problem("--set", item, "expected PATH=VALUE, e.g. `--set nodes=64`")], root=ROOT)
+            raise SpecError([Problem("--set", item, "expected PATH=VALUE, e.g. `--set nodes=64`")], root=RUNNING_COMMAND.get())
         value = load_yaml(text, f"--set {path}")
         _set_path(cluster, parts, value, item)
     return {**config, CLUSTER_KEY: cluster}
@@ -97,7 +96,7 @@ def _set_path(target: dict, parts: list[str], value: Any, item: str) -> None:
         if not isinstance(child, dict):
             where = ".".join(parts[:depth + 1])
             raise SpecError([Problem("--set", item, f"`{where}` holds the value {_kind(child)!r}, not a mapping; "
-                                     f"set `{where}` itself")], root=ROOT)
+                                     f"set `{where}` itself")], root=RUNNING_COMMAND.get())
         target = child
     target[parts[-1]] = value
 

@@ -66,6 +66,13 @@ def test_unknown_stack_exits_2(capsys):
     assert code == 2 and "`stack`: got 'nope'; expected one of" in err
 
 
+@pytest.mark.parametrize("command", [["plan", "nope"], ["inventory", "nope"], ["bench", "nope", "--hosts", "a,b"]])
+def test_a_stack_problem_is_reported_under_the_command_that_read_it(capsys, command):
+    code, _, err = run(capsys, *command)
+    assert code == 2 and err.startswith(f"error: invalid `gpufleet {command[0]}` (1 problem(s)):\n")
+    assert "`stack`: got 'nope'; expected one of" in err
+
+
 def test_malformed_set_exits_2(capsys):
     code, _, err = run(capsys, "plan", "aws-train", "--set", "nodes")
     assert code == 2 and "expected PATH=VALUE" in err
