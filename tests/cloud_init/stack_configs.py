@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from gpufleet.plan.runner import PlanResult
-from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config, stack_names
+from gpufleet.plan.stackfile import CLUSTER_KEY, apply_overrides, read_stack_config, stack_names
 from gpufleet.plan.userdata import node_user_data
 from tests.conftest import cached_plan
 
@@ -28,4 +28,13 @@ def stack_cloud_configs(stack: str) -> dict[str, str]:
     return plan_cloud_configs(cached_plan(read_stack_config(stack)[CLUSTER_KEY]))
 
 
+@functools.cache
+def slurm_cloud_configs(stack: str) -> dict[str, str]:
+    """`plan_cloud_configs` of the shipped stack with `scheduler.kind: slurm`: its nodes (with slurmd), the monitoring
+    server and the Slurm controller."""
+    return plan_cloud_configs(cached_plan(apply_overrides(read_stack_config(stack),
+                                                          ["scheduler.kind=slurm"])[CLUSTER_KEY]))
+
+
 SHIPPED_STACKS = stack_names()
+TRAIN_STACKS = [stack for stack in SHIPPED_STACKS if stack.endswith("-train")]

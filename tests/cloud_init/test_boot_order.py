@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpufleet.catalog.selector import select
 from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config
@@ -20,7 +21,7 @@ from gpufleet.spec.monitoring import server_enabled
 from tests.validators import require_tool
 
 from .boot_order_root import CLOUD_INIT_HINT, build_root, cloud_init_units_present, enabled_units
-from .stack_configs import SHIPPED_STACKS, stack_cloud_configs
+from .stack_configs import SHIPPED_STACKS, TRAIN_STACKS, slurm_cloud_configs, stack_cloud_configs
 from .test_lint import SYSTEMD_HINT
 
 
@@ -49,8 +50,15 @@ def cycle_lines(output: str) -> list[str]:
 ENTRY_UNITS = {"gpufleet-node.target": "GPU node", "gpufleet-monitoring-setup.service": "monitoring server"}
 
 
+# Machines that enable no unit of ours: cloud-init's runcmd (cloud-final, once) runs their setup, which starts the
+# distribution's own services; nothing of ours is ordered against cloud-init's units there.
+ENTRY_COMMANDS = {"/usr/local/sbin/gpufleet-slurm-controller-setup": "Slurm controller"}
+
+
 def machine(user_data: str) -> str:
+    runcmd = [str(entry[0] if isinstance(entry, list) else entry) for entry in yaml.safe_load(user_data).get("runcmd", [])]
     kinds = [kind for unit, kind in ENTRY_UNITS.items() if unit in enabled_units(user_data)]
+    kinds += [kind for command, kind in ENTRY_COMMANDS.items() if command in runcmd and not enabled_units(user_data)]
     assert len(kinds) == 1, f"a cloud-config that enables {enabled_units(user_data)}: add its machine to ENTRY_UNITS"
     return kinds[0]
 
@@ -65,11 +73,11 @@ def test_every_cloud_config_of_a_shipped_stack_is_found(stack):
     assert kinds == sorted(expected), kinds
 
 
-@pytest.mark.parametrize("stack", SHIPPED_STACKS)
-def test_shipped_stack_boots_without_an_ordering_cycle(stack, tmp_path):
-    configs = stack_cloud_configs(stack)
+def assert_no_ordering_cycle(stack: str, configs: dict[str, str], tmp_path: Path) -> None:
     assert configs, f"{stack} declares no cloud-config"
     for resource, user_data in configs.items():
+        if machine(user_data) in ENTRY_COMMANDS.values():
+            continue  # nothing of ours to order: its setup runs once from runcmd
         root = tmp_path / resource
         names = unit_root(root, user_data)
         assert len(names) > 1, f"{resource}: no unit of ours is enabled"
@@ -77,6 +85,20 @@ def test_shipped_stack_boots_without_an_ordering_cycle(stack, tmp_path):
         output = done.stdout + done.stderr
         assert cycle_lines(output) == [], f"{stack} {resource} ({machine(user_data)}): {output}"
         assert done.returncode == 0, f"{stack} {resource}: {output}"
+
+
+@pytest.mark.parametrize("stack", SHIPPED_STACKS)
+def test_shipped_stack_boots_without_an_ordering_cycle(stack, tmp_path):
+    assert_no_ordering_cycle(stack, stack_cloud_configs(stack), tmp_path)
+
+
+@pytest.mark.parametrize("stack", TRAIN_STACKS)
+def test_a_slurm_cluster_boots_without_an_ordering_cycle(stack, tmp_path):
+    """With `scheduler.kind: slurm` the nodes also enable gpufleet-slurmd.service, and the plan gains a controller."""
+    configs = slurm_cloud_configs(stack)
+    assert sorted(machine(text) for text in configs.values()) == ["GPU node", "Slurm controller", "monitoring server"]
+    assert any("gpufleet-slurmd.service" in enabled_units(text) for text in configs.values())
+    assert_no_ordering_cycle(stack, configs, tmp_path)
 
 
 def test_the_check_sees_the_monitoring_servers_old_cloud_final_ordering(tmp_path):
