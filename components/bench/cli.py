@@ -100,10 +100,8 @@ def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
 
 
 def default_launcher(spec) -> str:
-    """Slurm when the cluster runs it (the scheduler component's `scheduler: {type: slurm}`), else mpirun."""
-    scheduler = getattr(spec, "scheduler", None)
-    kind = getattr(scheduler, "type", None) or getattr(scheduler, "kind", None)
-    return "slurm" if kind == "slurm" else "mpirun"
+    """Slurm's srun when the cluster runs Slurm (`scheduler.kind: slurm`), else mpirun over SSH."""
+    return "slurm" if spec.scheduler.kind == "slurm" else "mpirun"
 
 
 def _measurement(m: Measurement) -> dict:

@@ -111,6 +111,14 @@ def test_the_cli_on_the_shipped_stack(capsys):
     assert document["all_nodes"]["busbw_gbps"] == 440.96 and document["expected"]["date"] == "2025-09-26"
 
 
+@pytest.mark.parametrize("overrides, launcher", [([], "mpirun"), (["scheduler.kind=slurm"], "srun")])
+def test_a_slurm_cluster_is_benchmarked_through_srun(overrides, launcher, capsys):
+    args = argparse.Namespace(stack="aws-train", hosts=["a,b"], hostfile=None, launcher=None, tolerance=None,
+                              pairs="auto", overrides=overrides, dry_run=True, json=False)
+    assert run_bench(args) == 0
+    assert capsys.readouterr().out.split()[0] == launcher
+
+
 @pytest.mark.parametrize("change, field", [
     ({"hosts": ["only-one"]}, "--hosts"),
     ({"hosts": ["a,a"]}, "--hosts"),
