@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from .boot import node_fabric
-from .catalog.cost import cluster_cost, cost_table
+from .catalog.selection_cost import cluster_cost, cost_table
 from .catalog.selector import Selection
 from .monitoring.scrape import enabled_jobs
 from .spec import ClusterSpec

@@ -1,20 +1,14 @@
 """What a cluster costs per hour and per month, at its market and at every other market for comparison.
 
 All figures are USD from the catalog's node prices; None where the catalog has no public price for a market.
-`cost_table` is what the plan prints and the stacks export; `market_costs` is the same arithmetic on plain
-numbers, used by `gpufleet select`.
+This module is plain arithmetic on node prices, shared by the offer engine, `gpufleet select` and serving; what
+one selected cluster costs (the plan's table and the stacks' exports) is `selection_cost`, built on it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from .loader import Catalog, load_catalog
-
-if TYPE_CHECKING:  # the selector prices through the offer engine, which uses this module's arithmetic
-    from .selector import Selection
 
 HOURS_PER_MONTH = 730
 # The comparison rows, in the order the plan prints them.
@@ -40,17 +34,6 @@ class NodePrices:
     spot: float | None
     reserved_1y: float | None = None
     reserved_3y: float | None = None
-
-
-def cluster_cost(selection: Selection) -> ClusterCost:
-    """The cluster at its own market; mixed markets pay on-demand for the base and spot for the rest."""
-    spec, price = selection.spec, selection.price
-    on_demand_nodes = {"on-demand": spec.nodes, "spot": 0}.get(spec.market.type, spec.market.on_demand_base)
-    hourly = hourly_cost(spec.market.type, spec.nodes, NodePrices(on_demand=price.on_demand, spot=price.spot),
-                         spec.market.on_demand_base)
-    return ClusterCost(market=spec.market.type, usd_per_hour=_round(hourly),
-                       usd_per_month=_round(hourly * HOURS_PER_MONTH if hourly is not None else None),
-                       on_demand_nodes=on_demand_nodes, spot_nodes=spec.nodes - on_demand_nodes)
 
 
 def hourly_cost(market: str, nodes: int, prices: NodePrices, on_demand_base: int = 0) -> float | None:
@@ -83,32 +66,12 @@ def market_costs(nodes: int, prices: NodePrices, chosen: str, on_demand_base: in
             "chosen": market == chosen,
             "on_demand_nodes": od_nodes,
             "spot_nodes": spot_nodes,
-            "usd_per_hour": _round(hourly),
-            "usd_per_month": _round(None if hourly is None else hourly * HOURS_PER_MONTH),
+            "usd_per_hour": round_usd(hourly),
+            "usd_per_month": round_usd(None if hourly is None else hourly * HOURS_PER_MONTH),
             "savings_pct": _savings(hourly, reference),
             "note": "" if hourly is not None else "no public price in the catalog",
         })
     return rows
-
-
-def node_prices(selection: Selection, catalog: Catalog | None = None) -> NodePrices:
-    """The selection's zone prices plus the region's reserved rates, where the catalog has them."""
-    catalog = catalog or load_catalog()
-    rows = catalog.prices_of(selection.spec.cloud, selection.instance.name, selection.spec.region)
-    return NodePrices(on_demand=selection.price.on_demand, spot=selection.price.spot,
-                      reserved_1y=max((p.reserved_1y for p in rows if p.reserved_1y is not None), default=None),
-                      reserved_3y=max((p.reserved_3y for p in rows if p.reserved_3y is not None), default=None))
-
-
-def cost_table(selection: Selection, catalog: Catalog | None = None) -> list[dict]:
-    """The cluster's cost at its market (`chosen`) and at on-demand, spot, mixed and 1/3-year reserved.
-
-    Each row: market, label, chosen, on_demand_nodes, spot_nodes, usd_per_hour, usd_per_month, savings_pct
-    (against on-demand; None when either price is missing) and note. Pure: same selection, same rows.
-    """
-    spec = selection.spec
-    base = spec.market.on_demand_base if spec.market.type == "mixed" else None
-    return market_costs(spec.nodes, node_prices(selection, catalog), spec.market.type, base)
 
 
 def cost_table_lines(rows: list[dict]) -> list[str]:
@@ -135,5 +98,5 @@ def _savings(hourly: float | None, reference: float | None) -> float | None:
     return round(100 * (1 - hourly / reference), 1)
 
 
-def _round(value: float | None) -> float | None:
+def round_usd(value: float | None) -> float | None:
     return None if value is None else round(value, 2)

@@ -7,8 +7,6 @@ collected and raised together, before any resource is declared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..spec.errors import Problem, SpecError
 from ..spec.model import ClusterSpec
 from ..spec.node_rules import check_node_software
@@ -17,31 +15,11 @@ from .cost import NodePrices, hourly_cost
 from .loader import Catalog, load_catalog
 from .models import GpuModel, InstanceType
 from .offers import FABRICS, FRACTION_TOLERANCE, location_candidates, not_sold_on_demand, reservation_missing
+from .selection import NodePrice, Selection
 from .zones import is_aws_zone_id, is_edge, restricted_reason
 
 # The fabric each cloud's RDMA-capable rows carry, by the spec's `fabric` name (the same table `select` uses).
 SPEC_FABRICS = {name: FABRICS[name] for name in ("efa", "infiniband", "gpudirect")}
-
-
-@dataclass(frozen=True)
-class NodePrice:
-    """USD per node-hour at the cluster's zone; None where the catalog has no price."""
-
-    on_demand: float | None
-    spot: float | None
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Everything the cloud components need from the catalog for one spec."""
-
-    spec: ClusterSpec
-    instance: InstanceType
-    gpu: GpuModel
-    fabric: str | None
-    placement_group: bool
-    price: NodePrice
-    warnings: tuple[str, ...]
 
 
 def select(spec: ClusterSpec, catalog: Catalog | None = None) -> Selection:

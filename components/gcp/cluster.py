@@ -36,6 +36,7 @@ from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..storage_boot import user_data_with_source
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
+from .firewall_rule import FirewallRule
 from .identity import build_identity
 from .image import BootImage, boot_image, pinned_source
 from .labels import describer, labeler, normalise_value
@@ -46,7 +47,7 @@ from .outputs import access_outputs
 from .permissions import grant_node_roles
 from .placement import build_placement_policy, placement_plan, policy_path, uses_workload_policy
 from .repair import build_health_check
-from .security import FirewallRule, build_firewalls, firewall_plan
+from .security import build_firewalls, firewall_plan
 from .serving import build_serving
 from .slurm_controller import SlurmController
 from .storage import build_shared_storage

@@ -11,7 +11,6 @@ Firewall rules do not apply to RDMA NIC traffic and Google refuses them on a VPC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from ipaddress import IPv4Network
 
 import pulumi
@@ -23,23 +22,14 @@ from ..outputs import exporter_ports
 from ..spec import ClusterSpec
 from ..spec.errors import Problem, SpecError
 from .fabric import VpcPlan
+from .firewall_rule import FirewallRule
 from .labels import Describer
 from .repair import HEALTH_CHECK_SOURCES
+from .serving import serving_firewalls
 
 IAP_RANGE = "35.235.240.0/20"
 SSH_PORT = 22
 ALL_TRAFFIC = (("tcp", ("0-65535",)), ("udp", ("0-65535",)), ("icmp", ()))
-
-
-@dataclass(frozen=True)
-class FirewallRule:
-    """One ingress rule on one of the cluster's VPCs."""
-
-    role: str
-    vpc_role: str
-    allows: tuple[tuple[str, tuple[str, ...]], ...]  # (protocol, ports)
-    sources: tuple[str, ...]
-    description: str
 
 
 def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv4Network]) -> list[FirewallRule]:
@@ -58,8 +48,7 @@ def firewall_plan(spec: ClusterSpec, layout: list[VpcPlan], cidrs: dict[str, IPv
                                   "exporter scrape from the cluster subnet and access.monitoring_cidrs"))
     rules.append(FirewallRule("fw-health", primary.role, (("tcp", (str(HEALTH_ENDPOINT_PORT),)),),
                               HEALTH_CHECK_SOURCES, "autohealing health checks from Google's probe ranges"))
-    from .serving import serving_firewalls  # inference rules (README "Inference")
-    rules += serving_firewalls(spec, primary.role, subnet)
+    rules += serving_firewalls(spec, primary.role, subnet)  # inference rules (README "Inference")
     for vpc in layout[1:]:
         if vpc.firewall_allowed:
             rules.append(FirewallRule(f"fw-internal-{vpc.role}", vpc.role, ALL_TRAFFIC,

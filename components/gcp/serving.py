@@ -26,7 +26,7 @@ from gpufleet.cloud_init.triton import GCP_METRIC_TYPES
 from ..serving import HEALTH_PATH, fleet_size, listener_ports
 from ..spec import ClusterSpec
 from ..spec.inference import HTTP_PORT, METRICS_PORT
-from .security import FirewallRule
+from .firewall_rule import FirewallRule
 
 # Google's documented source ranges for load balancer health checks (Cloud Load Balancing, "Health checks overview").
 HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")

@@ -20,7 +20,7 @@ from ..catalog.deployable import node_stack_gaps
 from .errors import Problem
 
 if TYPE_CHECKING:
-    from ..catalog.selector import Selection
+    from ..catalog.selection import Selection
 
 
 @dataclass(frozen=True)

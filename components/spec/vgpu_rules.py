@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .errors import Problem
 
 if TYPE_CHECKING:
-    from ..catalog.selector import Selection
+    from ..catalog.selection import Selection
 
 # `node.nccl.env` names that only matter between nodes or between GPUs of one node (network transports, their
 # plugins, peer-to-peer and NVLink): a slice has one share of one GPU, no RDMA device and no P2P path.

@@ -16,13 +16,12 @@ from gpufleet.catalog.age import (
 from gpufleet.catalog.cost import (
     HOURS_PER_MONTH,
     NodePrices,
-    cluster_cost,
-    cost_table,
     cost_table_lines,
     hourly_cost,
     market_costs,
 )
 from gpufleet.catalog.models import PriceSource
+from gpufleet.catalog.selection_cost import cluster_cost, cost_table
 from gpufleet.catalog.selector import select
 from gpufleet.spec.parse import parse_cluster_spec
 

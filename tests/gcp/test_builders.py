@@ -9,12 +9,13 @@ import pytest
 
 from gpufleet.catalog.loader import load_catalog
 from gpufleet.gcp.fabric import subnet_cidrs, vpc_layout
+from gpufleet.gcp.firewall_rule import FirewallRule
 from gpufleet.gcp.identity import account_id, health_role_id
 from gpufleet.gcp.image import ACCELERATOR_FAMILY, boot_image, image_problems
 from gpufleet.gcp.labels import label_problems, labeler, short_name
 from gpufleet.gcp.nodes import node_metadata, scheduling
 from gpufleet.gcp.placement import placement_plan, placement_problems
-from gpufleet.gcp.security import IAP_RANGE, FirewallRule, firewall_plan, refuse_rules_on_rdma
+from gpufleet.gcp.security import IAP_RANGE, firewall_plan, refuse_rules_on_rdma
 from gpufleet.spec import SpecError
 from gpufleet.spec.model import ClusterSpec
 
