@@ -141,6 +141,7 @@ def plan_json(cache_setting: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # two planning processes: seconds of CPU
 def test_a_plan_is_byte_identical_with_an_empty_cache_and_with_a_full_one(tmp_path):
     """Two processes: the cache empty (every result computed, as with the cache off, and written), then full (every
     result read, nothing written)."""

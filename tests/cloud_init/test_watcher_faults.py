@@ -197,6 +197,7 @@ def notice_seen_through_slow_answers(script: Path, tmp_path: Path, cloud: str, a
         assert any(later - earlier < answer_seconds / 2 for earlier, later in zip(asked, asked[1:], strict=False)), asked
 
 
+@pytest.mark.slow  # waits on the slow answers, at a tenth of their real time: off the default run
 @pytest.mark.parametrize("cloud", ["aws", "gcp", "azure"])
 def test_a_notice_gets_through_a_metadata_service_that_answers_everything_slowly(watcher_script, tmp_path, cloud):
     """The race of the test below at TIME_SCALE: answers of 1 s against a first request limit of 0.2 s. A watcher

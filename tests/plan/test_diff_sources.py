@@ -13,15 +13,16 @@ from gpufleet.plan.sources import BadSource, _run_worker, load_sides, parse_git_
 from .plan_docs import plan_doc
 
 PROJECT_DIR = find_project().root
-pytestmark = pytest.mark.runs_first  # child interpreters and git trees: seconds each
 
 
+@pytest.mark.slow  # a git tree and a child interpreter: seconds of CPU
 def test_a_git_side_plans_the_refs_stack_file():
     (document,) = load_sides(["git:HEAD:aws-dev"], repo=PROJECT_DIR)
     assert document["stack"] == "aws-dev"
     assert {r["urn"] for r in document["resources"]} == {r["urn"] for r in plan_doc("aws-dev")["resources"]}
 
 
+@pytest.mark.slow  # a git tree and a child interpreter: seconds of CPU
 def test_a_child_planner_imports_gpufleet_from_the_refs_tree(tmp_path):
     tree = tmp_path / "tree"
     subprocess.run(["git", "-C", str(PROJECT_DIR), "worktree", "add", "--detach", "--quiet", str(tree), "HEAD"],

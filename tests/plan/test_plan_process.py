@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# Each test starts a fresh interpreter that imports a provider SDK (about 1.5 s of CPU): the `slow` suite.
+pytestmark = pytest.mark.slow
 CLOUD_CODE = {"aws": ("pulumi_aws", "gpufleet.aws"), "azure": ("pulumi_azure_native", "gpufleet.azure"),
               "gcp": ("pulumi_gcp", "gpufleet.gcp")}
 

@@ -69,11 +69,13 @@ def deepspeed_verdicts() -> list[dict]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # imports torch and DeepSpeed: seconds of CPU
 def test_zero3_config_is_zero_stage_3_with_bf16_as_deepspeed_reads_it(deepspeed_verdicts):
     assert deepspeed_verdicts[0] == {"stage": 3, "bf16": True, "fp16": False, "optimizer": "adamw",
                                      "scheduler": "WarmupDecayLR", "micro_batch": 1, "accumulation": 8}
 
 
+@pytest.mark.slow  # imports torch and DeepSpeed: seconds of CPU
 def test_deepspeed_refuses_a_misspelt_zero_key(deepspeed_verdicts):
     """The validator can fail: a typo in the ZeRO section is an error, not a silently ignored key."""
     assert "stage3_prefetch_bucket" in deepspeed_verdicts[1]["error"]

@@ -24,6 +24,8 @@ from gpufleet.spec import parse_cluster_spec
 
 from ..validators import require_tool
 
+# Real daemons registering, requeueing and rebooting take about 12 s of waiting: the `slow` suite (.ci/run).
+pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 FILES = HERE.parents[1] / "cloud_init" / "files"
 JOBS = HERE.parents[1] / "examples" / "jobs"
