@@ -85,7 +85,7 @@ def test_a_hosted_component_refuses_bad_input_by_field():
     args = {k: v for k, v in read_stack_config("aws-dev")["gpufleet:cluster"].items() if k != "cloud"}
     with pytest.raises(Exception) as caught:
         declared(lambda: provider.construct("gpufleet", "gpufleet:index:AwsGpuCluster", camel({**args, "nodes": 0})))
-    assert "`nodes`: got 0; input should be greater than or equal to 1" in str(caught.value)
+    assert "`nodes`: got 0; expected a whole number from 1 to 4096" in str(caught.value)
 
 
 def test_the_yaml_example_uses_only_schema_properties_and_declares_a_cluster():

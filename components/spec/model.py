@@ -42,7 +42,7 @@ class Accelerator(StrictModel):
     """GPUs per node. Default: the only count the catalog offers for `gpu`, if there is one."""
     instance_type: str | None = None
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
-    gpu_fraction: Amount | None = Field(None, gt=0, lt=1)
+    gpu_fraction: Amount | None = Field(None, gt=0, lt=1, examples=[0.25])
     """A vGPU slice of one GPU, e.g. 0.25 (AWS G6f, Azure NVadsA10 v5, GCP G4 fractional sizes), with the GRID guest driver. Default: whole GPUs only."""
 
 

@@ -59,6 +59,8 @@ def _problem_from(error: ErrorDetails) -> Problem:
         return Problem(field_path(loc), value, "expected a mapping of names to text, e.g. {name: value}")
     if kind == "literal_error":
         return Problem(field_path(loc), value, f"expected one of {error['ctx']['expected']}")
+    if kind in BOUND_ERRORS:
+        return Problem(field_path(loc), value, _range_expected(loc, error))
     if kind == "string_pattern_mismatch":
         examples = _field_examples(loc)
         like = f" like {', '.join(repr(e) for e in examples)}" if examples else f" matching {error['ctx']['pattern']}"
@@ -67,6 +69,28 @@ def _problem_from(error: ErrorDetails) -> Problem:
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
     return Problem(field_path(loc), value, _lower_first(message))
+
+
+BOUND_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+_BOUND_WORDS = {"gt": "greater than", "ge": "at least", "lt": "less than", "le": "at most"}
+
+
+def _range_expected(loc: tuple, error: ErrorDetails) -> str:
+    """The field's whole range, not only the bound that was crossed: "expected a number greater than 0 and less
+    than 1, e.g. 0.25" rather than pydantic's "input should be less than 1"."""
+    field = model_at(ClusterSpec, loc[:-1]).model_fields.get(loc[-1]) if isinstance(loc[-1], str) else None
+    limits = {name: getattr(rule, name) for rule in (field.metadata if field else []) for name in _BOUND_WORDS
+              if hasattr(rule, name)}
+    if not limits:
+        return _lower_first(error["msg"])
+    whole = field is not None and "int" in str(field.annotation)
+    examples = _field_examples(loc)
+    example = f", e.g. {examples[0]}" if examples else ""
+    if limits.keys() == {"ge", "le"}:
+        allowed = f"from {limits['ge']} to {limits['le']}"
+    else:
+        allowed = " and ".join(f"{_BOUND_WORDS[name]} {limit}" for name, limit in limits.items())
+    return f"expected {'a whole number' if whole else 'a number'} {allowed}{example}"
 
 
 def _known_keys(parent: tuple) -> str:

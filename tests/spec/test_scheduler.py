@@ -39,7 +39,7 @@ def test_slurm_settings_without_kind_slurm_are_refused():
 @pytest.mark.parametrize(("field", "value", "expected"), [
     ("partition", "two words", "`scheduler.slurm.partition`: got 'two words'; expected a value like 'gpu', 'train'"),
     ("requeue", "sometimes", "`scheduler.slurm.requeue`: got 'sometimes'; input should be a valid boolean"),
-    ("state_disk_gib", 5, "`scheduler.slurm.state_disk_gib`: got 5; input should be greater than or equal to 10"),
+    ("state_disk_gib", 5, "`scheduler.slurm.state_disk_gib`: got 5; expected a whole number from 10 to 1024"),
     ("colour", "red", "`scheduler.slurm.colour`: got 'red'; unknown key; expected one of `partition`"),
 ])
 def test_bad_slurm_values_name_their_field(field, value, expected):
