@@ -109,7 +109,9 @@ class SpotOptions(StrictModel):
 
     drain_command: str = DEFAULT_DRAIN_COMMAND
     """Run once when the node is about to leave: a cloud's interruption or termination notice, the AWS group's
-    termination hook, or a shutdown without a notice. Default: SIGTERM to every job in the GPU job slice."""
+    termination hook, or a shutdown without a notice. It has 110 s, or less where the notice says when its action
+    takes effect (it then ends 10 s before, never under 10 s): `$GPUFLEET_DRAIN_SECONDS` holds its budget. Default:
+    SIGTERM to every job in the GPU job slice."""
     drain_on_rebalance: bool = False
     """Drain already at an AWS rebalance recommendation, which may come well before (or without) the group
     terminating the node. Default: false: the recommendation is logged, and the node drains when the group

@@ -60,6 +60,10 @@ class MetadataServer:
         self.instance_action: str | None = None  # a raw instance-action body, valid or not
         self.aws_scheduled_events: str | None = None  # events/maintenance/scheduled body; None answers 404
         self.notice_at: float | None = None
+        # When the noticed action takes effect, as the notice says: AWS's instance-action `time` two minutes on;
+        # Azure's NotBefore at least 30 s on for a Preempt, 5 to 15 minutes for the others (15 here).
+        self.notice_lead_seconds: float | None = None  # None: those usual leads
+        self.notice_wall: float | None = None
         self.rebalance_at: float | None = None
         self.acks: list[dict] = []
         self.requests: list[str] = []
@@ -89,8 +93,16 @@ class MetadataServer:
         self.server.close()
 
     def notice(self) -> float:
+        self.notice_wall = time.time()
         self.notice_at = time.monotonic()
         return self.notice_at
+
+    def notice_time(self, pattern: str) -> str:
+        """The noticed action's time in the cloud's own format (UTC)."""
+        lead = self.notice_lead_seconds
+        if lead is None:
+            lead = 120.0 if self.cloud == "aws" else 30.0 if self.azure_event_type == "Preempt" else 900.0
+        return time.strftime(pattern, time.gmtime((self.notice_wall or time.time()) + lead))
 
     def rebalance(self) -> float:
         self.rebalance_at = time.monotonic()
@@ -193,7 +205,7 @@ class MetadataServer:
         if path == "/latest/meta-data/spot/instance-action" and self.instance_action is not None:
             return self._reply(handler, 200, self.instance_action)
         if path == "/latest/meta-data/spot/instance-action" and self.notice_at is not None:
-            return self._reply(handler, 200, json.dumps({"action": "terminate", "time": "2026-12-02T11:02:00Z"}),
+            return self._reply(handler, 200, json.dumps({"action": "terminate", "time": self.notice_time("%Y-%m-%dT%H:%M:%SZ")}),
                                "application/json")
         if path == "/latest/meta-data/events/recommendations/rebalance" and self.rebalance_at is not None:
             return self._reply(handler, 200, json.dumps({"noticeTime": "2026-12-02T11:00:00Z"}), "application/json")
@@ -237,7 +249,7 @@ class MetadataServer:
             events = [] if self.notice_at is None else [{
                 "EventId": AZURE_EVENT_ID, "EventStatus": "Scheduled", "EventType": self.azure_event_type,
                 "ResourceType": "VirtualMachine", "Resources": [self.azure_event_for], "NotBefore":
-                "Wed, 02 Dec 2026 11:00:30 GMT", "Description": "", "EventSource": "Platform",
+                self.notice_time("%a, %d %b %Y %H:%M:%S GMT"), "Description": "", "EventSource": "Platform",
                 "DurationInSeconds": -1}]
             return self._reply(handler, 200, json.dumps({"DocumentIncarnation": 1 + bool(events), "Events": events}),
                                "application/json")

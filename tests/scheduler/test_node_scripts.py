@@ -101,3 +101,21 @@ def test_health_check_drains_in_slurm_when_the_node_is_unhealthy(tmp_path, healt
         [call] = calls
         node = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
         assert call.startswith(f"scontrol update nodename={node} state=DRAIN reason=gpufleet: unhealthy: {drained}")
+
+
+@pytest.mark.parametrize(("drain_seconds", "polls"), [("10", 2), ("", 3)])
+def test_the_slurm_drain_waits_for_jobs_only_inside_the_hooks_budget(tmp_path, drain_seconds, polls):
+    """A job that does not leave: the drain polls squeue until the watcher's budget for the hook (less time for the
+    delete) or GPUFLEET_SLURM_DRAIN_WAIT rounds, whichever is fewer, then deletes the node all the same."""
+    drain = node_copy("slurm/drain", "aws", tmp_path)
+    env = stubs(tmp_path, scontrol="exit 0", squeue="echo 42", sleep="exit 0")
+    env.update(GPUFLEET_NODE_ENV=str(tmp_path / "none"), GPUFLEET_SLURM_NODE_NAME="node-1",
+               GPUFLEET_SLURM_DRAIN_WAIT="3", GPUFLEET_DRAIN_SECONDS=drain_seconds, GPUFLEET_NOTICE_KIND="interruption")
+    if not drain_seconds:
+        del env["GPUFLEET_DRAIN_SECONDS"]
+    done = subprocess.run([str(drain)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert sum(call.startswith("sleep") for call in calls) == polls
+    assert calls[0].startswith("scontrol update nodename=node-1 state=DRAIN reason=gpufleet: interruption")
+    assert calls[-1] == "scontrol delete nodename=node-1"
