@@ -1,7 +1,7 @@
 """The generated AWS inventory, read by the real `amazon.aws.aws_ec2` plugin (`ansible-inventory --list`) from moto's
 EC2 and Auto Scaling API on loopback: the stack's nodes, launched by an Auto Scaling group as AWS does (tags
-propagated, `aws:autoscaling:groupName` set by the group), and its monitoring server come back with the Session
-Manager connection set; other clusters' instances, the same stack name in another project, untagged and stopped
+propagated, `aws:autoscaling:groupName` set by the group), its monitoring server and its Slurm controller (tagged
+as components/aws/slurm_controller.py declares it) come back in their groups with the Session Manager connection set; other clusters' instances, the same stack name in another project, untagged and stopped
 instances do not."""
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ def aws(tmp_path_factory):
     world = {
         "nodes": fleet(ec2, autoscaling, FLEET, tags("node", ours), 2),
         "monitoring": run_instance(ec2, "t3.medium", tags("monitoring", ours)),
+        "controller": run_instance(ec2, "m7i.large", tags("slurm-controller", ours)),
+        "other_controller": run_instance(ec2, "m7i.large", tags("slurm-controller", cluster_hash(
+            "gpufleet", PROJECT, "aws-train"), "aws-train")),
         "other_cluster": fleet(ec2, autoscaling, "other-nodes", tags("node", cluster_hash("gpufleet", PROJECT,
                                                                                           "aws-train"), "aws-train"), 1),
         "same_stack_other_project": run_instance(ec2, "g6e.xlarge", tags("node", cluster_hash("gpufleet", "theirs",
@@ -98,14 +101,14 @@ def test_exactly_the_stacks_instances_come_back_in_their_groups(aws, listing):
     _endpoint, world = aws
     assert group_hosts(listing, "gpu_nodes") == set(world["nodes"])
     assert group_hosts(listing, "monitoring_server") == {world["monitoring"]}
-    assert group_hosts(listing, "slurm_controller") == set()  # this stack has none: the group is empty, not an error
+    assert group_hosts(listing, "slurm_controller") == {world["controller"]}
     every_host = set(listing["_meta"]["hostvars"])
-    assert every_host == {*world["nodes"], world["monitoring"]}
+    assert every_host == {*world["nodes"], world["monitoring"], world["controller"]}
 
 
 def test_every_host_is_reached_through_session_manager_with_the_stacks_bucket(aws, listing):
     _endpoint, world = aws
-    for host in (*world["nodes"], world["monitoring"]):
+    for host in (*world["nodes"], world["monitoring"], world["controller"]):
         hostvars = listing["_meta"]["hostvars"][host]
         assert hostvars["ansible_connection"] == "amazon.aws.aws_ssm"
         assert hostvars["ansible_aws_ssm_instance_id"] == host
@@ -121,3 +124,4 @@ def test_nodes_carry_cloud_instance_type_fabric_and_node_group(aws, listing):
     server = listing["_meta"]["hostvars"][world["monitoring"]]
     assert (server["gpufleet_instance_type"], server["gpufleet_fabric"], server["gpufleet_node_group"]) == (
         "t3.medium", "none", "")
+
