@@ -22,10 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpufleet-test-xdg-")
 atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], True)  # one per test process; gone when it exits
 os.environ.pop("GPUFLEET_DATA_DIR", None)
-# The content cache (gpufleet.cloud_init.content_cache) in a folder of this test process, inherited by the CLIs it
-# starts: tests never read entries a developer's earlier plans left, nor leave any in their cache folder.
-os.environ["GPUFLEET_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpufleet-test-cache-")
-atexit.register(shutil.rmtree, os.environ["GPUFLEET_CACHE_DIR"], True)
+# The content cache (gpufleet.cloud_init.content_cache) in a folder of this test run, shared by its xdist workers
+# (made by the controlling process, whose environment they inherit) and the CLIs they start: tests never read
+# entries a developer's earlier plans left, nor leave any in their cache folder, and each user-data document is
+# compressed once per run instead of once per worker. Entries are written atomically, so workers can share them.
+if not (os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("GPUFLEET_CACHE_DIR")):
+    os.environ["GPUFLEET_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpufleet-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GPUFLEET_CACHE_DIR"], True)
 
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
 from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
