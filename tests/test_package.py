@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import yaml
 from pulumi.provider.experimental.component import ComponentProvider
 
 from gpufleet import AwsGpuCluster, AzureGpuCluster, GcpGpuCluster
@@ -19,6 +18,7 @@ from gpufleet.plan.project import find_project
 from gpufleet.plan.runner import run_program
 from gpufleet.plan.stackfile import read_stack_config
 from gpufleet.provider import PACKAGE_NAME, SCHEMA_FILE, components, schema_text
+from tests.yaml_reader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPONENTS = {"aws": AwsGpuCluster, "azure": AzureGpuCluster, "gcp": GcpGpuCluster}
@@ -42,7 +42,7 @@ def test_the_schema_offers_every_component_with_typed_inputs_and_outputs():
 
 
 def test_the_plugin_runs_on_python():
-    plugin = yaml.safe_load((ROOT / "components" / "provider" / "PulumiPlugin.yaml").read_text())
+    plugin = read_yaml((ROOT / "components" / "provider" / "PulumiPlugin.yaml").read_text())
     assert plugin["runtime"]["name"] == "python"
 
 
@@ -89,7 +89,7 @@ def test_a_hosted_component_refuses_bad_input_by_field():
 
 
 def test_the_yaml_example_uses_only_schema_properties_and_declares_a_cluster():
-    example = yaml.safe_load((ROOT / "examples" / "yaml" / "Pulumi.yaml").read_text())
+    example = read_yaml((ROOT / "examples" / "yaml" / "Pulumi.yaml").read_text())
     schema = json.loads(SCHEMA_FILE.read_text())
     clusters = {name: r for name, r in example["resources"].items() if r["type"].startswith("gpufleet:")}
     assert clusters

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-import yaml
+from tests.yaml_reader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 # The config types a project may declare (pulumi/pulumi sdk/go/common/workspace/project.json, simpleConfigType).
@@ -10,14 +10,14 @@ DECLARABLE_CONFIG_TYPES = {"string", "integer", "boolean", "array"}
 
 
 def test_project_file_names_the_program_and_stack_folder():
-    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    project = read_yaml((ROOT / "Pulumi.yaml").read_text())
     assert project["name"] == "gpufleet"
     assert project["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": ".venv"}}
     assert project["stackConfigDir"] == "stacks" and (ROOT / "stacks").is_dir()
 
 
 def test_project_config_declares_only_types_the_cli_accepts():
-    config = yaml.safe_load((ROOT / "Pulumi.yaml").read_text()).get("config") or {}
+    config = read_yaml((ROOT / "Pulumi.yaml").read_text()).get("config") or {}
     for key, declaration in config.items():
         if isinstance(declaration, dict):
             assert declaration.get("type") in DECLARABLE_CONFIG_TYPES, f"{key}: the Pulumi CLI refuses this type"
@@ -25,5 +25,5 @@ def test_project_config_declares_only_types_the_cli_accepts():
 
 def test_every_stack_file_sets_the_cluster_spec():
     for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")):
-        config = yaml.safe_load(path.read_text())["config"]
+        config = read_yaml(path.read_text())["config"]
         assert isinstance(config["gpufleet:cluster"], dict), path.name

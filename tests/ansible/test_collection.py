@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.inventory.ansible_tools import COLLECTION, ansible_env, tool
+from tests.yaml_reader import read_yaml
 
 PLAYBOOKS = sorted((COLLECTION / "playbooks").glob("*.yml"))
 ROLLING = ("driver_upgrade", "security_updates", "restart_gpu_services")
@@ -55,7 +55,7 @@ def test_the_collection_passes_ansible_lint_production(tmp_path):
 
 @pytest.mark.parametrize("name", ROLLING)
 def test_rolling_playbooks_go_one_node_at_a_time_and_stop_at_the_first_failure(name):
-    [play] = yaml.safe_load((COLLECTION / "playbooks" / f"{name}.yml").read_text())
+    [play] = read_yaml((COLLECTION / "playbooks" / f"{name}.yml").read_text())
     assert play["hosts"] == "gpu_nodes"
     assert play["serial"] == "{{ gpufleet_batch_size | default(1) }}"
     assert (play["max_fail_percentage"], play["any_errors_fatal"]) == (0, True)
@@ -63,7 +63,7 @@ def test_rolling_playbooks_go_one_node_at_a_time_and_stop_at_the_first_failure(n
 
 @pytest.mark.parametrize("name", ROLLING)
 def test_each_node_is_gated_drained_changed_checked_and_returned_in_that_order(name):
-    [play] = yaml.safe_load((COLLECTION / "playbooks" / f"{name}.yml").read_text())
+    [play] = read_yaml((COLLECTION / "playbooks" / f"{name}.yml").read_text())
     roles = []
 
     def walk(tasks):

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.inventory.ansible_tools import COLLECTION, ROOT
+from tests.yaml_reader import read_yaml
 
 
 def load(relative: str, name: str):
@@ -49,7 +49,7 @@ def test_security_updates_are_pinned_and_leave_the_nvidia_stack_alone():
 
 def test_the_roles_fallback_exclusions_are_the_nodes_hold_list():
     hold = day2.apt_blacklist((ROOT / "cloud_init/files/etc/apt/apt.conf.d/51gpufleet-nvidia-hold").read_text())
-    defaults = yaml.safe_load((COLLECTION / "roles/security_updates/defaults/main.yml").read_text())
+    defaults = read_yaml((COLLECTION / "roles/security_updates/defaults/main.yml").read_text())
     assert hold == defaults["security_updates_default_excluded"] == [
         "nvidia-", "libnvidia-", "cuda-", "libcuda", "libnccl", "datacenter-gpu-manager"]
 

@@ -6,9 +6,8 @@ import base64
 import gzip
 import json
 
-import yaml
-
 from tests.conftest import cached_plan, of_type, one, refusal
+from tests.yaml_reader import read_yaml
 
 TRAIN = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2,
          "accelerator": {"instance_type": "p5.48xlarge"}, "market": "spot", "fabric": "efa"}
@@ -40,7 +39,7 @@ def test_training_cluster_gets_a_private_imdsv2_server_with_an_encrypted_data_di
     assert volume["encrypted"] is True and volume["size"] == 50
     attach = one(result, "aws:ec2/volumeAttachment:VolumeAttachment").inputs
     assert attach["volumeId"] == "gpufleet-monitoring-data-id" and attach["instanceId"] == "gpufleet-monitoring-server-id"
-    config = yaml.safe_load(user_data(result))
+    config = read_yaml(user_data(result))
     env = next(f["content"] for f in config["write_files"] if f["path"] == "/etc/gpufleet-monitoring/setup.env")
     assert "DATA_DEVICE=/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_gpufleet" in env
     assert "--storage.tsdb.retention.time=60d" in user_data(result)

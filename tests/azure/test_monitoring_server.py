@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-import yaml
-
 from gpufleet.plan.mocks import COMPUTED_OUTPUTS
 from gpufleet.plan.userdata import decode_user_data
 from tests.conftest import cached_plan, of_type, one
+from tests.yaml_reader import read_yaml
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGpufleetTestKey0000000000000000000000000000 t@example.com"
 TRAIN = {"cloud": "azure", "region": "eastus", "nodes": 2, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"},
@@ -85,8 +84,8 @@ def test_secrets_reach_key_vault_only():
 
 
 def test_server_discovers_the_scale_sets_the_stack_exports():
-    config = yaml.safe_load(custom_data(server_plan()))
-    prometheus = yaml.safe_load(next(f["content"] for f in config["write_files"]
+    config = read_yaml(custom_data(server_plan()))
+    prometheus = read_yaml(next(f["content"] for f in config["write_files"]
                                      if f["path"] == "/etc/prometheus/prometheus.yml"))
-    exported = yaml.safe_load(server_plan().outputs["prometheus_scrape_config"])["scrape_configs"]
+    exported = read_yaml(server_plan().outputs["prometheus_scrape_config"])["scrape_configs"]
     assert [job for job in prometheus["scrape_configs"] if "azure_sd_configs" in job] == exported

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-import yaml
 
 from gpufleet.bench.expected import (
     DATA_FILE,
@@ -20,6 +19,7 @@ from gpufleet.bench.expected import (
 )
 from gpufleet.catalog import load_catalog
 from gpufleet.cloud_init.config import FABRICS as NODE_FABRICS
+from tests.yaml_reader import read_yaml
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_a_figure_without_source_date_or_kind_is_refused(row, wanted):
 
 def test_the_shipped_file_has_no_figure_without_source(tmp_path):
     """The same rule read straight from the YAML, so an alias or a typo in a key cannot slip past the loader."""
-    doc = yaml.safe_load(DATA_FILE.read_text())
+    doc = read_yaml(DATA_FILE.read_text())
     for section in ("gpus", "instances"):
         for key, rows in doc[section].items():
             for metric, row in rows.items():

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.yaml_reader import read_yaml
+
 from ..validators import require_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +21,7 @@ PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40} # v\d+(\.\d+)*$"
 
 
 def _workflow(path: Path) -> dict:
-    document = yaml.safe_load(path.read_text())
+    document = read_yaml(path.read_text())
     document["on"] = document.pop(True, document.get("on"))  # YAML 1.1 reads `on:` as True
     return document
 

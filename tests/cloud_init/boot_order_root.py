@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
+from tests.yaml_reader import read_yaml
 
 UNIT_DIRS = (Path("/usr/lib/systemd/system"), Path("/lib/systemd/system"))
 
@@ -70,7 +70,7 @@ ENABLED_UNIT_READERS: tuple[Callable[[dict, dict[str, str]], list[str]], ...] = 
 
 def enabled_units(user_data: str) -> list[str]:
     """The units of ours that the cloud-config enables, in the order found."""
-    document = yaml.safe_load(user_data)
+    document = read_yaml(user_data)
     files = {entry["path"]: entry["content"] for entry in document.get("write_files", [])}
     found: list[str] = []
     for reader in ENABLED_UNIT_READERS:
@@ -97,7 +97,7 @@ def build_root(root: Path, user_data: str) -> list[str]:
     enabled: dict[str, str] = {}
     for name in CLOUD_INIT_UNITS:
         enabled[name] = (system / name).read_text()
-    files = {entry["path"]: entry["content"] for entry in yaml.safe_load(user_data).get("write_files", [])}
+    files = {entry["path"]: entry["content"] for entry in read_yaml(user_data).get("write_files", [])}
     units = enabled_units(user_data)
     binaries = {"/usr/bin/nvidia-persistenced"}
     (etc / "nvidia-persistenced.service").write_text("[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")

@@ -12,13 +12,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpufleet.catalog.selector import select
 from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config
 from gpufleet.spec import parse_cluster_spec
 from gpufleet.spec.monitoring import server_enabled
 from tests.validators import require_tool
+from tests.yaml_reader import read_yaml
 
 from .boot_order_root import CLOUD_INIT_HINT, build_root, cloud_init_units_present, enabled_units
 from .stack_configs import SHIPPED_STACKS, TRAIN_STACKS, slurm_cloud_configs, stack_cloud_configs
@@ -56,7 +56,7 @@ ENTRY_COMMANDS = {"/usr/local/sbin/gpufleet-slurm-controller-setup": "Slurm cont
 
 
 def machine(user_data: str) -> str:
-    runcmd = [str(entry[0] if isinstance(entry, list) else entry) for entry in yaml.safe_load(user_data).get("runcmd", [])]
+    runcmd = [str(entry[0] if isinstance(entry, list) else entry) for entry in read_yaml(user_data).get("runcmd", [])]
     kinds = [kind for unit, kind in ENTRY_UNITS.items() if unit in enabled_units(user_data)]
     kinds += [kind for command, kind in ENTRY_COMMANDS.items() if command in runcmd and not enabled_units(user_data)]
     assert len(kinds) == 1, f"a cloud-config that enables {enabled_units(user_data)}: add its machine to ENTRY_UNITS"

@@ -15,6 +15,7 @@ from gpufleet.boot import boot_config, user_data_for
 from gpufleet.cloud_init.s3_bootstrap import fits_inline
 from gpufleet.pipeline import BY_REFERENCE
 from tests.validators import CLOUD_INIT_HINT, cloud_config_problems, require_tool
+from tests.yaml_reader import read_yaml
 
 from .conftest import CASES, env_values, written_files
 
@@ -93,8 +94,7 @@ def test_the_shipped_aws_training_stacks_fit_the_launch_template(rendered):
 
 
 def test_runcmd_runs_the_installer_and_reboot_is_conditional(rendered):
-    import yaml
-    doc = yaml.safe_load(rendered["aws-p5-spot"][1])
+    doc = read_yaml(rendered["aws-p5-spot"][1])
     assert doc["runcmd"] == [["/usr/local/sbin/gpufleet-install"]]
     assert doc["power_state"]["mode"] == "reboot"
     assert doc["power_state"]["condition"] == "test -f /run/gpufleet/reboot-required"
@@ -262,7 +262,7 @@ def test_reboot_is_handled_by_a_per_boot_systemd_oneshot_not_runcmd(rendered):
     assert health["Type"] == "oneshot" and "gpufleet-boot.service" in health["After"].split()
     installer = files["/usr/local/sbin/gpufleet-install"]["content"]
     assert 'touch "$GPUFLEET_STATE_DIR/installed"' in installer and "systemctl enable $GPUFLEET_UNITS" in installer
-    assert "reboot" not in " ".join(" ".join(c) for c in yaml.safe_load(rendered["aws-p5-stock-everything"][1])[
+    assert "reboot" not in " ".join(" ".join(c) for c in read_yaml(rendered["aws-p5-stock-everything"][1])[
         "runcmd"])
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import yaml
-
 from tests.conftest import cached_plan, of_type, one
+from tests.yaml_reader import read_yaml
 
 TRAIN = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2,
          "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "tcp"}
@@ -59,14 +58,14 @@ def test_secrets_reach_secret_manager_only():
     user_data = one(result, "gcp:compute/instance:Instance").inputs["metadata"]["user-data"]
     text = user_data + json.dumps([r.inputs for r in result.resources]) + json.dumps(result.outputs, default=str)
     assert not [value for value in SECRETS.values() if value in text]
-    env = next(f["content"] for f in yaml.safe_load(user_data)["write_files"]
+    env = next(f["content"] for f in read_yaml(user_data)["write_files"]
                if f["path"] == "/etc/gpufleet-monitoring/setup.env")
     assert "SECRET_SMTP_PASSWORD=projects/example-project/secrets/gpufleet-test-monitoring-smtp-password" in env
 
 
 def test_server_discovers_only_gpu_nodes():
     user_data = one(server_plan(), "gcp:compute/instance:Instance").inputs["metadata"]["user-data"]
-    prometheus = yaml.safe_load(next(f["content"] for f in yaml.safe_load(user_data)["write_files"]
+    prometheus = read_yaml(next(f["content"] for f in read_yaml(user_data)["write_files"]
                                      if f["path"] == "/etc/prometheus/prometheus.yml"))
     job = next(j for j in prometheus["scrape_configs"] if j["job_name"] == "gpufleet-dcgm")
     assert job["gce_sd_configs"][0]["filter"] == 'labels.gpufleet-stack="test"'

@@ -9,10 +9,10 @@ import gzip
 import re
 
 import pytest
-import yaml
 
 from gpufleet.plan.stackfile import read_stack_config
 from tests.conftest import cached_plan, of_type, one, plan_spec, refusal
+from tests.yaml_reader import read_yaml
 
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 NETWORK = "gcp:compute/network:Network"
@@ -31,7 +31,7 @@ def node_files(result) -> dict[str, str]:
         data = gzip.decompress(base64.b64decode(data)).decode()
     except (OSError, ValueError):
         pass
-    return {f["path"]: f["content"] for f in yaml.safe_load(data)["write_files"]}
+    return {f["path"]: f["content"] for f in read_yaml(data)["write_files"]}
 
 
 def env_lines(text: str) -> dict[str, str]:

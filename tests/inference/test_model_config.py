@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 
 import pytest
-import yaml
 
 from gpufleet.boot import user_data_for
 from gpufleet.catalog.selector import select
 from gpufleet.cloud_init.triton import CONFIG_DIR, TensorConfig, TritonModel, WarmupConfig, config_pbtxt
 from gpufleet.spec import parse_cluster_spec
+from tests.yaml_reader import read_yaml
 
 from .helpers import INFER_STACKS, model, spec_for, stack_spec
 
@@ -35,7 +35,7 @@ def parse(text: str):
 
 
 def configs_in(user_data: str) -> dict[str, str]:
-    files = yaml.safe_load(user_data)["write_files"]
+    files = read_yaml(user_data)["write_files"]
     return {f["path"]: f["content"] for f in files if f["path"].startswith(CONFIG_DIR)}
 
 

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpufleet.boot import user_data_for
 from gpufleet.catalog.selector import select
@@ -17,6 +16,7 @@ from gpufleet.cloud_init.triton import INFERENCE_DIR, TRITON_ENV_PATH, UNIT
 from gpufleet.deploytime.containers import stand_in_digest
 from gpufleet.spec import parse_cluster_spec
 from tests.validators import cloud_config_problems, require_tool
+from tests.yaml_reader import read_yaml
 
 from .helpers import INFER_STACKS, stack_spec
 
@@ -29,7 +29,7 @@ def user_data(stack: str) -> str:
 
 
 def files_of(text: str) -> dict[str, dict]:
-    return {f["path"]: f for f in yaml.safe_load(text)["write_files"]}
+    return {f["path"]: f for f in read_yaml(text)["write_files"]}
 
 
 def env_of(content: str) -> dict[str, str]:

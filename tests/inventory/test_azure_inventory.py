@@ -17,6 +17,7 @@ import yaml
 
 from gpufleet.plan.cli import main
 from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list, seed_inventory_cache
+from tests.yaml_reader import read_yaml
 
 STACK, GROUP, SCALE_SET = "azure-dev", "gpufleet-rg1a2b3c4", "gpufleet-nodes5d6e7f8"
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
@@ -68,7 +69,7 @@ def listing(tmp_path_factory):
         assert main(["inventory", STACK, "--outputs", str(outputs), "--jump-host", "azureuser@10.0.200.4",
                      "--out", str(tmp / "inventory")]) == 0
     written = tmp / "inventory" / f"{STACK}.azure_rm.yml"
-    document = yaml.safe_load(written.read_text())
+    document = read_yaml(written.read_text())
     cache = tmp / "cache"
     cache.mkdir()
     cached = tmp / f"{STACK}-cached.azure_rm.yml"
@@ -121,6 +122,6 @@ def test_the_bastion_route_opens_one_tunnel_per_host_by_resource_id(tmp_path, mo
     monkeypatch.chdir(ROOT)
     assert main(["inventory", STACK, "--outputs", str(outputs), "--bastion", "hub-bastion",
                  "--bastion-resource-group", "hub-rg", "--out", str(tmp_path / "inventory")]) == 0
-    document = yaml.safe_load((tmp_path / "inventory" / f"{STACK}.azure_rm.yml").read_text())
+    document = read_yaml((tmp_path / "inventory" / f"{STACK}.azure_rm.yml").read_text())
     expression = document["hostvar_expressions"]["ansible_ssh_common_args"]
     assert "bastion-proxy hub-bastion hub-rg " in expression and "~ id ~" in expression

@@ -13,6 +13,7 @@ import yaml
 from gpufleet.monitoring.scrape import ALERT_RULES, aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
 from tests.plan.plan_docs import plan_doc
 from tests.validators import require_tool
+from tests.yaml_reader import read_yaml
 
 PROMTOOL_HINT = "install it with `apt-get install -y prometheus` (Debian package, ships /usr/bin/promtool)"
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,13 +40,13 @@ def test_alert_rules_pass_their_unit_tests():
 def test_every_dcgm_metric_the_rules_use_is_exported_by_the_nodes():
     exported = {line.split(",")[0].strip() for line in COUNTERS.read_text().splitlines()
                 if line.strip() and not line.startswith("#")}
-    rules = yaml.safe_load(ALERT_RULES.read_text())["groups"][0]["rules"]
+    rules = read_yaml(ALERT_RULES.read_text())["groups"][0]["rules"]
     used = {name for rule in rules for name in re.findall(r"\bDCGM_[A-Z0-9_]+", rule["expr"])}
     assert used and used <= exported, f"not in the node's counters file: {sorted(used - exported)}"
 
 
 def test_xid_rule_does_not_treat_the_last_xid_gauge_as_a_counter():
-    rules = yaml.safe_load(ALERT_RULES.read_text())["groups"][0]["rules"]
+    rules = read_yaml(ALERT_RULES.read_text())["groups"][0]["rules"]
     assert not any("increase(DCGM_FI_DEV_XID_ERRORS" in rule["expr"] for rule in rules)
 
 
@@ -59,7 +60,7 @@ def minutes(duration: str) -> int:
 def test_missing_health_metric_waits_out_the_checks_own_time_limit():
     """The metric is absent while the acceptance check runs (it removes last boot's verdict first): the alert for a
     missing metric must not fire before systemd's limit on the check has killed it."""
-    rules = {rule["alert"]: rule for rule in yaml.safe_load(ALERT_RULES.read_text())["groups"][0]["rules"]}
+    rules = {rule["alert"]: rule for rule in read_yaml(ALERT_RULES.read_text())["groups"][0]["rules"]}
     unit = (ROOT / "cloud_init/files/etc/systemd/system/gpufleet-health.service").read_text()
     limit_seconds = int(re.search(r"^TimeoutStartSec=(\d+)$", unit, re.M).group(1))
     rule = rules["GpufleetNodeHealthMissing"]
@@ -73,7 +74,7 @@ def scrape_blocks() -> dict[str, str]:
 
 @pytest.mark.parametrize("stack", TRAIN_STACKS)
 def test_each_stack_exports_scrape_jobs_that_promtool_accepts(stack, scrape_blocks, tmp_path):
-    jobs = yaml.safe_load(scrape_blocks[stack])["scrape_configs"]
+    jobs = read_yaml(scrape_blocks[stack])["scrape_configs"]
     assert [job["job_name"] for job in jobs] == ["gpufleet-dcgm", "gpufleet-node"]
     shutil.copy(ALERT_RULES, tmp_path / "alerts.yml")
     config = {"global": {"scrape_interval": "30s"}, "rule_files": ["alerts.yml"], "scrape_configs": jobs}

@@ -20,6 +20,7 @@ from gpufleet.monitoring.server import paths
 from gpufleet.monitoring.server.cloud_config import ServerSettings, server_user_data
 from gpufleet.spec.monitoring import Monitoring
 from tests.validators import require_tool
+from tests.yaml_reader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTERS = ROOT / "cloud_init/files/etc/gpufleet/dcgm-counters.csv"
@@ -44,7 +45,7 @@ def user_data(cloud: str, alerts: dict | None = None) -> dict:
     monitoring = Monitoring.model_validate({"retention_days": 45, "alerts": alerts or {}})
     text = server_user_data(monitoring, CLOUD_JOBS[cloud], dashboards(NodePricing(98.32, 120.5, 2), 8),
                             ServerSettings(cloud, "/dev/disk/by-id/data", {"slack-webhook": "ref"}))
-    return yaml.safe_load(text) | {"_text": text}
+    return read_yaml(text) | {"_text": text}
 
 
 def write_files(config: dict, into: Path) -> dict[str, Path]:
@@ -65,7 +66,7 @@ def test_prometheus_config_passes_promtool_with_the_cloud_discovery(cloud, tmp_p
     prometheus = files[paths.PROMETHEUS_CONFIG]
     text = prometheus.read_text().replace(paths.ALERT_RULES, str(files[paths.ALERT_RULES]))
     prometheus.write_text(text)
-    parsed = yaml.safe_load(text)
+    parsed = read_yaml(text)
     sd_key = {"aws": "ec2_sd_configs", "azure": "azure_sd_configs", "gcp": "gce_sd_configs"}[cloud]
     assert [job["job_name"] for job in parsed["scrape_configs"] if sd_key in job] == ["gpufleet-dcgm", "gpufleet-node"]
     result = subprocess.run([tool, "check", "config", str(prometheus)], capture_output=True, text=True, timeout=60)
@@ -88,7 +89,7 @@ def test_alertmanager_config_passes_amtool(alerts, tmp_path):
 
 
 def test_alertmanager_reads_every_secret_from_a_file():
-    config = yaml.safe_load(next(f["content"] for f in user_data("aws", ALERTS)["write_files"]
+    config = read_yaml(next(f["content"] for f in user_data("aws", ALERTS)["write_files"]
                                  if f["path"] == paths.ALERTMANAGER_CONFIG))
     receiver = config["receivers"][0]
     assert receiver["slack_configs"][0]["api_url_file"] == paths.secret_file("slack-webhook")

@@ -9,13 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpufleet.monitoring.dashboards import SHIPPED, shipped_dashboards
 from gpufleet.monitoring.server import paths
 from gpufleet.plan.userdata import decode_user_data
 from tests.conftest import cached_plan, of_type
 from tests.validators import cloud_config_problems, require_tool
+from tests.yaml_reader import read_yaml
 
 TRAIN_STACKS = ("aws-train", "azure-train", "gcp-train")
 SERVER = {"aws": "aws:ec2/instance:Instance", "azure": "azure-native:compute:VirtualMachine",
@@ -46,7 +46,7 @@ def schema_problems(tmp_path_factory) -> dict[str, str]:
 def test_declared_server_user_data_passes_cloud_init_schema_and_promtool(stack, tmp_path, schema_problems):
     assert stack not in schema_problems, schema_problems[stack]
     text = server_user_data(stack)
-    files = {item["path"]: item["content"] for item in yaml.safe_load(text)["write_files"]}
+    files = {item["path"]: item["content"] for item in read_yaml(text)["write_files"]}
     (tmp_path / "alerts.yml").write_text(files[paths.ALERT_RULES])
     (tmp_path / "prometheus.yml").write_text(files[paths.PROMETHEUS_CONFIG].replace(paths.ALERT_RULES, "alerts.yml"))
     promtool = require_tool("promtool", "install it with `apt-get install -y prometheus`")

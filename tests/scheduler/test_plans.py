@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 from gpufleet.pipeline import plan_cluster
 from gpufleet.plan.diff import diff_plans
@@ -15,6 +14,7 @@ from gpufleet.plan.userdata import NamedInputs, node_user_data
 from gpufleet.policy.engine import check_plan, mandatory
 from gpufleet.scheduler.conf import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORT_RANGE, controller_files, slurm_settings
 from gpufleet.spec import parse_cluster_spec
+from tests.yaml_reader import read_yaml
 
 from ..plan.plan_docs import plan_doc
 from ..validators import cloud_config_problems
@@ -62,7 +62,7 @@ def test_the_controller_serves_the_rendered_config_at_its_stable_address(cloud, 
     text = user_data(doc)["gpufleet-slurm-controller"]
     (tmp_path / "controller.yaml").write_text(text)
     assert cloud_config_problems(tmp_path / "controller.yaml") == {}
-    document = yaml.safe_load(text)
+    document = read_yaml(text)
     served = {f["path"]: f["content"] for f in document["write_files"] if f["path"].startswith("/etc/slurm/")}
     plan = selection(cloud)
     expected = controller_files(slurm_settings(plan, plan.cluster_name, MOCK_ADDRESS))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-import yaml
 
 from gpufleet.boot import user_data_for
 from gpufleet.cloud_init.slurm_controller import (
@@ -16,6 +15,7 @@ from gpufleet.cloud_init.slurm_controller import (
     render_controller_cloud_config,
 )
 from gpufleet.scheduler.conf import controller_files
+from tests.yaml_reader import read_yaml
 
 from ..validators import cloud_config_problems, require_tool
 from .test_slurm_daemons import slurm_plan
@@ -43,7 +43,7 @@ def test_controller_cloud_config_is_valid_and_its_script_passes_shellcheck(cloud
     assert text == controller_text(cloud)  # deterministic
     (tmp_path / "controller.yaml").write_text(text)
     assert cloud_config_problems(tmp_path / "controller.yaml") == {}
-    files = {f["path"]: f for f in yaml.safe_load(text)["write_files"]}
+    files = {f["path"]: f for f in read_yaml(text)["write_files"]}
     script = tmp_path / "setup"
     script.write_text(files[SETUP_PATH]["content"])
     (tmp_path / "controller.env").write_text(files[ENV_PATH]["content"])
@@ -61,7 +61,7 @@ def test_controller_cloud_config_is_valid_and_its_script_passes_shellcheck(cloud
 @pytest.mark.parametrize("stack", ["aws-train", "azure-train", "gcp-train"])
 def test_slurm_node_parts_come_only_with_slurm(stack):
     plan = slurm_plan(stack)
-    with_slurm = yaml.safe_load(user_data_for(plan, plan.cluster_name))
+    with_slurm = read_yaml(user_data_for(plan, plan.cluster_name))
     paths = {f["path"] for f in with_slurm["write_files"]}
     assert SLURM_NODE_FILES <= paths
     files = {f["path"]: f["content"] for f in with_slurm["write_files"]}

@@ -5,6 +5,7 @@ import yaml
 
 from gpufleet.plan.stackfile import read_stack_config
 from gpufleet.spec import SpecError, parse_cluster_spec
+from tests.yaml_reader import read_yaml
 
 BASE = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "nodes": 2, "accelerator": {"gpu": "H100"}}
 SLURM = {"scheduler": {"kind": "slurm"}}
@@ -71,7 +72,7 @@ def test_a_pinned_22_04_image_is_refused():
 
 
 def test_slurm_on_an_inference_fleet_is_refused():
-    raw = {**yaml.safe_load(yaml.safe_dump(read_stack_config("aws-infer")["gpufleet:cluster"])), **SLURM}
+    raw = {**read_yaml(yaml.safe_dump(read_stack_config("aws-infer")["gpufleet:cluster"])), **SLURM}
     assert any(p.startswith("`scheduler.kind`: got 'slurm'; an inference fleet") for p in problems(raw))
 
 
