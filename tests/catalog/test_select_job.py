@@ -157,3 +157,17 @@ def test_the_plan_prices_a_training_run():
 def test_an_unknown_workload_lists_the_known_ones(capsys):
     code, _, err = select(["--objective", "job", "--workload", "gpt3"], capsys)
     assert code == 2 and "got 'gpt3'" in err and "bert-99, llama2_70b_lora, resnet50" in err
+
+
+def test_a_stack_naming_a_training_workload_gets_its_run_priced():
+    from gpufleet.bench.mlperf import job_cost_lines
+    from gpufleet.catalog.selector import select as select_instance
+    from gpufleet.outputs import job_cost
+    from gpufleet.spec import parse_cluster_spec
+
+    spec = parse_cluster_spec({"cloud": "aws", "region": "us-east-2", "zone": "us-east-2a", "nodes": 1,
+                               "accelerator": {"instance_type": "p5.48xlarge"}, "job": {"mlperf": "llama2_70b_lora"}})
+    row = job_cost(select_instance(spec))
+    assert row["gpus"] == 8 and row["hours"] == round(28.07 / 60, 2) and row["mlperf"]["round"] == "training v4.0"
+    assert row["usd"] == pytest.approx(row["usd_per_hour"] * 28.07 / 60, abs=0.01)
+    assert job_cost_lines(row)[0].startswith("job: one training run of llama2_70b_lora on 8 x H100: 0.47 h, ")
