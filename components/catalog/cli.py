@@ -5,7 +5,7 @@
     gpufleet catalog refresh --cloud aws|azure|gcp [--from-file FILE ...] [--write] [--json]
     gpufleet select --gpu H100 --gpus-per-node 8 --nodes 2 --market spot [--fabric rdma] [--cloud ..]
                     [--region ..] [--job-gpu-hours N --reference-gpu A100] [--speed-factor H100=2.1]
-                    [--objective job --workload bert-99 [--job-samples 1e9]]
+                    [--objective job --workload bert-99|llama2_70b_lora [--job-samples 1e9]]
                     [--stack aws-train | --stack path/to/Pulumi.x.yaml] [--limit 15] [--all-zones] [--json]
 
 `add_commands(subparsers)` registers them on the `gpufleet` parser. Each handler returns an exit code:
@@ -58,9 +58,9 @@ def add_commands(subparsers) -> None:
     select.add_argument("--objective", choices=("hour", "job"), default="hour",
                         help="rank by price per hour (default) or by what a named workload's job costs (job)")
     select.add_argument("--workload", help="with --objective job: an MLPerf workload with recorded results, e.g. "
-                        "bert-99 or resnet50 (components/bench/data/mlperf.yaml)")
-    select.add_argument("--job-samples", type=float, help="with --objective job: the job's size in samples (default "
-                        "1e9)")
+                        "bert-99, resnet50 (MLPerf Inference) or llama2_70b_lora (MLPerf Training) (components/bench/data/mlperf.yaml)")
+    select.add_argument("--job-samples", type=float, help="with --objective job and an inference workload: the job's "
+                        "size in samples (default 1e9; a training job is one run)")
     select.add_argument("--stack", help="take the cluster shape from a stack: its name or a Pulumi.<stack>.yaml path")
     select.add_argument("--limit", type=int, default=15, help="rows to show (default 15; 0 = all)")
     select.set_defaults(handler=run_select)

@@ -48,6 +48,9 @@ class Requirement:
     speed_factors: tuple[tuple[str, float], ...] = ()  # measured speed relative to `reference_gpu`, per GPU
     workload: str | None = None  # `--objective job --workload`: the MLPerf workload the speeds come from
     measured_speed_only: bool = False  # a GPU without a measured factor has no speed (no TFLOPS estimate)
+    # an MLPerf Training workload: (GPU, GPUs, hours to train) of each published run; a job is priced only on offers
+    # giving exactly that many GPUs of that type (time to train does not scale linearly with GPUs)
+    training_runs: tuple[tuple[str, int, float], ...] = ()
     # vGPU slices: None = whole GPUs only (a slice is never offered unless asked for); 0 < x < 1 = slices of that
     # share of one GPU (`--gpu-fraction 0.25`, `accelerator.gpu_fraction`); `any_fraction` = both (the catalog listing).
     gpu_fraction: float | None = None
@@ -151,7 +154,7 @@ class Offer:
             "snapshot_not_before": source.not_before.isoformat() if source and source.not_before else None,
             "prices_from": source.date_label if source else "", "reasons": list(self.reasons),
             "plan_refused": self.refused_plan or None,
-            **({"mlperf": mlperf_row(requirement.workload, i.gpu)} if requirement.workload else {}),
+            **({"mlperf": mlperf_row(requirement.workload, i.gpu, whole_gpus)} if requirement.workload else {}),
         }
 
 
@@ -233,12 +236,19 @@ def best_per_region(offers) -> list[Offer]:
     return best
 
 
-def mlperf_row(workload: str, gpu: str) -> dict | None:
-    """The published MLPerf row behind an offer's job figure: round, submission and result (None: no row)."""
+def mlperf_row(workload: str, gpu: str, gpus: float) -> dict | None:
+    """The published MLPerf row behind an offer's job figure on `gpus` GPUs: round, submission and result (None: no
+    row; a training row only for exactly its number of GPUs)."""
     from ..bench.mlperf import load_workloads
-    row = load_workloads()[workload].row(gpu)
-    return None if row is None else {"round": row.round, "submission": row.submission, "result": row.result,
-                                     "accelerators": row.accelerators, "per_gpu": round(row.per_gpu, 2)}
+    work = load_workloads()[workload]
+    row = work.row_for(gpu, gpus)
+    if row is None:
+        return None
+    figures = {"round": row.round, "submission": row.submission, "result": row.result,
+               "accelerators": row.accelerators}
+    if work.training:
+        return {**figures, "submission_id": row.submission_id, "nodes": row.nodes, "minutes_to_train": row.result}
+    return {**figures, "per_gpu": round(row.per_gpu, 2)}
 
 
 def fabric_gbps(instance: InstanceType) -> float:
@@ -268,7 +278,13 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
     hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
     speed = relative_speed(candidate.instance.gpu, requirement, catalog)
     job_usd = job_hours = None
-    if requirement.job_gpu_hours is not None and speed and hourly is not None:
+    if requirement.training_runs:
+        total = candidate.instance.gpus * candidate.instance.gpu_fraction * requirement.nodes
+        job_hours = next((hours for gpu, gpus, hours in requirement.training_runs
+                          if gpu == candidate.instance.gpu and gpus == total), None)
+        job_usd = None if job_hours is None or hourly is None else hourly * job_hours
+        speed = speed if job_hours is not None else None
+    elif requirement.job_gpu_hours is not None and speed and hourly is not None:
         gpu_hours = requirement.job_gpu_hours / speed
         total = candidate.instance.gpus * candidate.instance.gpu_fraction * requirement.nodes
         job_hours = gpu_hours / total

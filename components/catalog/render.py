@@ -49,6 +49,13 @@ def _print_workload(console: Console, req: Requirement) -> None:
     """Where each speed comes from: the workload's published MLPerf rows (round and submission)."""
     from ..bench.mlperf import SECONDS_PER_HOUR, load_workloads
     work = load_workloads()[req.workload or ""]
+    if work.training:
+        console.print(f"job: one training run of {work.name} (MLPerf Training, time to train); priced only on offers "
+                      "giving exactly a published row's GPU count (use --nodes), others have no job figure:")
+        for row in sorted(work.rows, key=lambda r: (r.gpu, r.accelerators)):
+            console.print(escape(f"  {row.gpu} x {row.accelerators}: {row.result:,.2f} min ({row.nodes} node(s); "
+                                 f"MLPerf {row.round}, {row.submission}, id {row.submission_id or 'not published here'})"))
+        return
     ref = work.row(req.reference_gpu)
     samples = req.job_gpu_hours * SECONDS_PER_HOUR * ref.per_gpu if ref and req.job_gpu_hours else 0
     console.print(f"job: {samples:,.0f} samples of {work.name} (MLPerf {work.suite.capitalize()} {work.scenario}); "

@@ -106,9 +106,13 @@ def _job_objective(args, problems: list[Problem]) -> dict:
     except SpecError as err:
         problems += err.problems
         return {}
+    if work.training and samples is not None:
+        problems.append(Problem("--job-samples", samples, f"not with the MLPerf Training workload {name}: its job is "
+                                "one training run to the target quality"))
+        return {}
     size = job_size(work, samples or DEFAULT_SAMPLES)
     return {"job_gpu_hours": size.gpu_hours, "reference_gpu": size.reference_gpu, "speed_factors": size.speed_factors,
-            "workload": name, "measured_speed_only": True}
+            "workload": name, "measured_speed_only": True, "training_runs": work.training_runs()}
 
 
 def _stack_shape(stack: str, catalog: Catalog, problems: list[Problem]) -> dict:

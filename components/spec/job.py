@@ -9,12 +9,13 @@ from .strict import StrictModel
 
 class JobEstimate(StrictModel):
     """Price one job instead of one hour: `samples` inferences of a published MLPerf Inference workload, at the
-    per-GPU rate MLCommons published for the cluster's GPU (components/bench/data/mlperf.yaml)."""
+    per-GPU rate MLCommons published for the cluster's GPU, or one run of an MLPerf Training workload, at the time to
+    train published for the cluster's GPU type and GPU count (components/bench/data/mlperf.yaml)."""
 
-    mlperf: str = Field(min_length=1, examples=["bert-99", "resnet50"])
+    mlperf: str = Field(min_length=1, examples=["bert-99", "resnet50", "llama2_70b_lora"])
     """The MLPerf workload name (as `gpufleet select --workload` takes it)."""
     samples: float = Field(1_000_000_000, gt=0)
-    """The job's size in samples. Default: 1e9."""
+    """The job's size in samples (inference workloads; a training job is one run). Default: 1e9."""
 
     @field_validator("mlperf")
     @classmethod

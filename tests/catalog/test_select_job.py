@@ -34,8 +34,11 @@ def test_every_row_names_its_round_submission_and_source():
     for work in load_workloads().values():
         assert work.rows
         for row in work.rows:
-            assert row.round.startswith(("inference v", "training v")) and row.submission.startswith("closed/")
-            assert row.source.startswith("mlcommons/") and " @ " in row.source and row.result > 0
+            assert row.round.startswith(("inference v", "training v")) and row.result > 0
+            # inference paths start at the division; training repositories have no division folder (closed only)
+            assert row.submission.startswith("closed/" if work.suite == "inference" else f"{row.submitter}/results/")
+            assert row.source.startswith("mlcommons/") and " @ " in row.source and row.submission in row.source
+            assert row.submission_id is None  # no public source readable here gives the ids (see the data file)
 
 
 def test_the_seeds_bert_check_a100_against_t4():
@@ -82,7 +85,8 @@ def test_the_table_names_the_rows_used(capsys):
 
 @pytest.mark.parametrize("argv, flag", [
     (["--objective", "job"], "--workload"),
-    (["--objective", "job", "--workload", "llama2_70b_lora"], "--workload"),
+    (["--objective", "job", "--workload", "llama2_70b_lora_nope"], "--workload"),
+    (["--objective", "job", "--workload", "llama2_70b_lora", "--job-samples", "5"], "--job-samples"),
     (["--workload", "bert-99"], "--workload"),
     (["--objective", "job", "--workload", "bert-99", "--job-gpu-hours", "10"], "--job-gpu-hours"),
     (["--objective", "job", "--workload", "bert-99", "--job-samples", "-5"], "--job-samples"),
@@ -109,3 +113,61 @@ def test_the_plan_prices_the_stacks_job():
                                  "accelerator": {"instance_type": "g5.xlarge"}, "job": {"mlperf": "bert-99"}})
     assert job_cost_lines(job_cost(select_instance(no_row))) == [
         "job: 1,000,000,000 samples of bert-99 on 1 x A10G: not estimated (no published MLPerf bert-99 row for A10G)"]
+
+
+def test_a_faster_gpu_at_a_higher_hourly_price_wins_the_training_job(capsys):
+    """llama2_70b_lora (MLPerf Training): an 8x B200 node costs more per hour than an 8x H100 node and trains in
+    11.24 instead of 28.07 minutes, so its run costs less; by the hour the H100 ranks first."""
+    argv = ["--gpu", "H100,B200", "--cloud", "aws", "--region", "us-east-1", "--gpus-per-node", "8"]
+    by_job = offers([*argv, "--objective", "job", "--workload", "llama2_70b_lora"], capsys)
+    by_hour = offers(argv, capsys)
+    assert by_hour[0]["gpu"] == "H100" and by_job[0]["gpu"] == "B200"
+    b200, h100 = by_job[0], next(o for o in by_job if o["gpu"] == "H100")
+    assert b200["usd_per_hour"] > h100["usd_per_hour"] and b200["job_usd"] < h100["job_usd"]
+    assert b200["job_hours"] == round(11.24 / 60, 2) and h100["job_hours"] == round(28.07 / 60, 2)
+    assert b200["job_usd"] == pytest.approx(b200["usd_per_hour"] * 11.24 / 60, abs=0.01)
+    assert b200["mlperf"] == {"round": "training v5.0", "submission": "NVIDIA/results/nyx_n1_ngc25.04_nemo",
+                              "result": 11.24, "accelerators": 8, "submission_id": None, "nodes": 1,
+                              "minutes_to_train": 11.24}
+
+
+def test_a_training_job_is_priced_only_at_a_published_gpu_count(capsys):
+    """H100 has rows on 8 and 64 GPUs: 8 nodes of 8 get the 64-GPU time (5.23 min), 2 nodes get no figure."""
+    argv = ["--gpu", "H100", "--cloud", "aws", "--region", "us-east-1", "--gpus-per-node", "8",
+            "--objective", "job", "--workload", "llama2_70b_lora"]
+    eight = offers([*argv, "--nodes", "8"], capsys)
+    assert eight[0]["job_hours"] == round(5.23 / 60, 2) and eight[0]["mlperf"]["accelerators"] == 64
+    assert eight[0]["job_usd"] == pytest.approx(eight[0]["usd_per_hour"] * 5.23 / 60, abs=0.01)
+    two = offers([*argv, "--nodes", "2"], capsys)
+    assert two and all(o["job_usd"] is None and o["job_hours"] is None and o["mlperf"] is None for o in two)
+
+
+def test_the_plan_prices_a_training_run():
+    from gpufleet.bench.mlperf import job_cost_lines, job_cost_row
+    row = job_cost_row("llama2_70b_lora", DEFAULT_SAMPLES, "H200", 8, 60.0)
+    assert row["hours"] == round(24.69 / 60, 2) and row["usd"] == pytest.approx(24.69, abs=0.01)
+    assert job_cost_lines(row) == ["job: one training run of llama2_70b_lora on 8 x H200: 0.41 h, 24.69 USD at the "
+                                   "stack's market (MLPerf training v4.0 NVIDIA/results/h200_ngc24.04_nemo, 24.69 "
+                                   "minutes to train)"]
+    assert job_cost_lines(job_cost_row("llama2_70b_lora", DEFAULT_SAMPLES, "H200", 16, 60.0)) == [
+        "job: one training run of llama2_70b_lora on 16 x H200: not estimated (MLPerf llama2_70b_lora rows for H200 "
+        "are on 8 GPUs, not 16)"]
+
+
+def test_an_unknown_workload_lists_the_known_ones(capsys):
+    code, _, err = select(["--objective", "job", "--workload", "gpt3"], capsys)
+    assert code == 2 and "got 'gpt3'" in err and "bert-99, llama2_70b_lora, resnet50" in err
+
+
+def test_a_stack_naming_a_training_workload_gets_its_run_priced():
+    from gpufleet.bench.mlperf import job_cost_lines
+    from gpufleet.catalog.selector import select as select_instance
+    from gpufleet.outputs import job_cost
+    from gpufleet.spec import parse_cluster_spec
+
+    spec = parse_cluster_spec({"cloud": "aws", "region": "us-east-2", "zone": "us-east-2a", "nodes": 1,
+                               "accelerator": {"instance_type": "p5.48xlarge"}, "job": {"mlperf": "llama2_70b_lora"}})
+    row = job_cost(select_instance(spec))
+    assert row["gpus"] == 8 and row["hours"] == round(28.07 / 60, 2) and row["mlperf"]["round"] == "training v4.0"
+    assert row["usd"] == pytest.approx(row["usd_per_hour"] * 28.07 / 60, abs=0.01)
+    assert job_cost_lines(row)[0].startswith("job: one training run of llama2_70b_lora on 8 x H100: 0.47 h, ")
