@@ -44,7 +44,7 @@ class MpsConfig:
     active_thread_percentage: int | None = None
 
 
-VGPU_SOURCE_KINDS = ("aws-s3", "gcs", "url")
+VGPU_SOURCE_KINDS = ("aws-s3", "url")
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class VgpuDriverConfig:
     """A vGPU slice's GRID guest driver (install.d/20-vgpu-driver, fetched and checked by lib/vgpu-fetch) and what the
     acceptance check expects of the slice (boot.d/15-vgpu-check)."""
 
-    kind: str  # aws-s3 | gcs | url: where the file comes from and whose checksum it is checked against
+    kind: str  # aws-s3 | url: where the file comes from and whose checksum it is checked against
     version: str
     slice_memory_mib: int  # the slice's frame buffer as the catalog gives it
     bucket: str = ""
@@ -60,12 +60,13 @@ class VgpuDriverConfig:
     prefix: str = ""
     file_pattern: str = ""
     url: str = ""
-    sha256: str = ""  # node.driver.grid_sha256; required for `url`
+    sha256: str = ""  # node.driver.grid_sha256; required for a `url` the cloud publishes no checksum for
+    published_sha256: str = ""  # the cloud's own SHA-256 of a `url` file
 
     def __post_init__(self) -> None:
         if self.kind not in VGPU_SOURCE_KINDS:
             raise ValueError(f"VgpuDriverConfig.kind: got {self.kind!r}; expected one of {', '.join(VGPU_SOURCE_KINDS)}")
-        if self.kind == "url" and not self.sha256:
+        if self.kind == "url" and not (self.sha256 or self.published_sha256):
             raise ValueError("VgpuDriverConfig: a `url` driver needs a sha256 to check the download against")
 
 

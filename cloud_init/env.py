@@ -107,6 +107,7 @@ def vgpu_env_items(config: BootConfig) -> list[tuple[str, str]]:
             ("GPUFLEET_VGPU_BUCKET", vgpu.bucket), ("GPUFLEET_VGPU_BUCKET_REGION", vgpu.bucket_region),
             ("GPUFLEET_VGPU_PREFIX", vgpu.prefix), ("GPUFLEET_VGPU_FILE_PATTERN", vgpu.file_pattern),
             ("GPUFLEET_VGPU_URL", vgpu.url), ("GPUFLEET_VGPU_SHA256", vgpu.sha256),
+            ("GPUFLEET_VGPU_PUBLISHED_SHA256", vgpu.published_sha256),
             ("GPUFLEET_VGPU_SLICE_MIB", str(vgpu.slice_memory_mib))]
 
 

@@ -140,8 +140,9 @@ def vgpu_driver_config(selection: Selection) -> VgpuDriverConfig | None:
     driver = vgpu_drivers()[instance.cloud]
     return VgpuDriverConfig(kind=driver.kind, version=driver.version, slice_memory_mib=instance.gpu_memory_gib * 1024,
                             bucket=driver.bucket, bucket_region=driver.bucket_region, prefix=driver.prefix,
-                            file_pattern=driver.file_pattern, url=driver.url,
-                            sha256=selection.spec.node.driver.grid_sha256 or "")
+                            file_pattern=driver.file_pattern, url=driver.url_for(selection.spec.region),
+                            sha256=selection.spec.node.driver.grid_sha256 or "",
+                            published_sha256=driver.published_sha256)
 
 
 def user_data_for(selection: Selection, cluster_name: str, pin: Pin = deferred_digest) -> str:

@@ -1,7 +1,7 @@
 """The vGPU (GRID) guest driver path on a node, run for real against fixtures of each cloud's driver listing:
-vgpu-fetch (AWS: the node's role, SigV4-signed as botocore signs S3; GCP: the public JSON listing and the .sha256 file
-Google publishes beside each driver; Azure: a fixed URL with a pinned SHA-256), and install.d/20-vgpu-driver, whose
-boot step fails on a checksum mismatch."""
+vgpu-fetch (AWS: the node's role, SigV4-signed as botocore signs S3; GCP: the copy of Google's installer's vGPU
+driver nearest the cluster, checked against the SHA-256 Google's installer verifies; Azure: a fixed URL with a pinned
+SHA-256), and install.d/20-vgpu-driver, whose boot step fails on a checksum mismatch."""
 
 from __future__ import annotations
 
@@ -26,17 +26,15 @@ from .test_aws_api import CREDENTIALS, TOKEN
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "node" / "vgpu"
 DRIVER = (FIXTURES / "driver-stand-in.run").read_bytes()
 AWS_KEY = "grid-19.5/NVIDIA-Linux-x86_64-580.159.03-grid-aws.run"
-GCS_NAME = "GRID/vGPU19.1/NVIDIA-Linux-x86_64-580.82.07-grid.run"
-GCS_SHA256 = (FIXTURES / "gcs-NVIDIA-Linux-x86_64-580.82.07-grid.run.sha256").read_bytes()
+GOOGLE_PATH = "/compute-gpu-installation-us/drivers/NVIDIA-Linux-x86_64-580.159.03-grid-gcp.run"
 AZURE_PATH = "/download/2a04ca6a-9eec-40d9-9564-9cdea1ab795f/NVIDIA-Linux-x86_64-570.211.01-grid-azure.run"
 
 
 class FakeClouds:
-    """IMDSv2, AWS's driver bucket (ListObjectsV2 and GetObject), Google's bucket (JSON listing and media) and a
-    Microsoft download path, on one loopback server; `served` is what the driver file's bytes are, `sha256_file`
-    what Google's .sha256 beside it holds (None: no such object)."""
+    """IMDSv2, AWS's driver bucket (ListObjectsV2 and GetObject), Google's installer's download path and a Microsoft
+    download path, on one loopback server; `served` is what the driver file's bytes are."""
 
-    def __init__(self, served: bytes = DRIVER, sha256_file: bytes | None = GCS_SHA256):
+    def __init__(self, served: bytes = DRIVER):
         self.requests: list[tuple[str, dict]] = []
         fake = self
 
@@ -60,11 +58,7 @@ class FakeClouds:
                     self._send(200, imds[self.path])
                 elif self.path.startswith("/?list-type=2"):
                     self._send(200, (FIXTURES / "aws-list-objects-grid-19.5.xml").read_text())
-                elif self.path.startswith("/storage/v1/b/nvidia-drivers-us-public/o?"):
-                    self._send(200, (FIXTURES / "gcs-list-grid-vgpu19.1.json").read_text())
-                elif self.path == f"/nvidia-drivers-us-public/{GCS_NAME}.sha256" and sha256_file is not None:
-                    self._bytes(sha256_file)
-                elif self.path in (f"/{AWS_KEY}", f"/nvidia-drivers-us-public/{GCS_NAME}", AZURE_PATH):
+                elif self.path in (f"/{AWS_KEY}", GOOGLE_PATH, AZURE_PATH):
                     self._bytes(served)
                 else:
                     self._send(404, "")
@@ -77,8 +71,8 @@ class FakeClouds:
 def clouds():
     made: list[FakeClouds] = []
 
-    def make(served: bytes = DRIVER, sha256_file: bytes | None = GCS_SHA256) -> FakeClouds:
-        made.append(FakeClouds(served, sha256_file))
+    def make(served: bytes = DRIVER) -> FakeClouds:
+        made.append(FakeClouds(served))
         return made[-1]
 
     yield make
@@ -86,14 +80,23 @@ def clouds():
         fake.server.close()
 
 
-def source_env(cloud: str, fake: FakeClouds, sha256: str = "") -> dict[str, str]:
+SHA256 = hashlib.sha256(DRIVER).hexdigest()
+
+
+def source_env(cloud: str, fake: FakeClouds, sha256: str = "", published: str | None = SHA256,
+               region: str = "us-central1") -> dict[str, str]:
+    """node.env's driver lines as the plan writes them for `cloud`, the URL moved to `fake`. Google's file is the
+    stand-in here, so its published SHA-256 is the stand-in's unless `published` gives another (None: the data's)."""
     driver = vgpu_drivers()[cloud]
-    url = driver.url.replace("https://download.microsoft.com", fake.url) if driver.url else ""
+    url = driver.url_for(region)
+    for host in ("https://download.microsoft.com", "https://storage.googleapis.com"):
+        url = url.replace(host, fake.url)
+    published_sha256 = "" if not driver.published_sha256 else driver.published_sha256 if published is None else published
     return {"GPUFLEET_VGPU_SOURCE": driver.kind, "GPUFLEET_VGPU_VERSION": driver.version,
             "GPUFLEET_VGPU_BUCKET": driver.bucket, "GPUFLEET_VGPU_BUCKET_REGION": driver.bucket_region,
             "GPUFLEET_VGPU_PREFIX": driver.prefix, "GPUFLEET_VGPU_FILE_PATTERN": driver.file_pattern,
-            "GPUFLEET_VGPU_URL": url, "GPUFLEET_VGPU_SHA256": sha256, "GPUFLEET_VGPU_ENDPOINT": fake.url,
-            "GPUFLEET_METADATA_URL": fake.url}
+            "GPUFLEET_VGPU_URL": url, "GPUFLEET_VGPU_SHA256": sha256, "GPUFLEET_VGPU_PUBLISHED_SHA256": published_sha256,
+            "GPUFLEET_VGPU_ENDPOINT": fake.url, "GPUFLEET_METADATA_URL": fake.url}
 
 
 def fetch(tmp_path: Path, values: dict) -> tuple[subprocess.CompletedProcess, Path]:
@@ -105,9 +108,6 @@ def fetch(tmp_path: Path, values: dict) -> tuple[subprocess.CompletedProcess, Pa
     done = subprocess.run([sys.executable, str(script), str(dest)], env=env, capture_output=True, text=True,
                           timeout=30, check=False)
     return done, dest
-
-
-SHA256 = hashlib.sha256(DRIVER).hexdigest()
 
 
 @pytest.mark.parametrize("cloud, sha256", [("aws", ""), ("gcp", ""), ("azure", SHA256), ("aws", SHA256)])
@@ -130,38 +130,25 @@ def test_a_pinned_sha256_is_checked_on_top_of_the_listing(tmp_path, clouds):
     assert done.returncode == 1 and "does not match the pinned" in done.stderr and not dest.exists()
 
 
-def test_gcp_checks_the_sha256_google_publishes_beside_the_driver(tmp_path, clouds):
+def test_gcp_checks_the_sha256_googles_installer_verifies(tmp_path, clouds):
+    """The data's own published digest (Google's, of the real file) does not match the stand-in: refused, no file."""
     fake = clouds()
-    done, dest = fetch(tmp_path, source_env("gcp", fake))
-    assert done.returncode == 0, done.stderr
-    assert f"published SHA-256 {SHA256}" in done.stderr
-    assert f"/nvidia-drivers-us-public/{GCS_NAME}.sha256" in [path for path, _ in fake.requests]
+    done, dest = fetch(tmp_path, source_env("gcp", fake, published=None))
+    assert done.returncode == 1 and not dest.exists()
+    assert f"does not match the published {vgpu_drivers()['gcp'].published_sha256}" in done.stderr
+    assert GOOGLE_PATH in [path for path, _ in fake.requests]
 
 
-@pytest.mark.parametrize("sha256_file", [
-    ("0" * 64 + "  NVIDIA-Linux-x86_64-580.82.07-grid.run\n").encode(),  # sha256sum's line, another digest
-    ("0" * 64 + "\n").encode()])  # the digest alone
-def test_gcp_fails_when_the_download_does_not_match_googles_published_sha256(tmp_path, clouds, sha256_file):
-    done, dest = fetch(tmp_path, source_env("gcp", clouds(sha256_file=sha256_file)))  # the listing's MD5 matches
-    assert done.returncode == 1 and "does not match the published" in done.stderr and not dest.exists()
-
-
-@pytest.mark.parametrize("sha256_file, words", [
-    (None, "404"),
-    (b"<html>Not Found</html>", "holds no SHA-256 digest"),
-    (GCS_SHA256.replace(b"580.82.07", b"580.65.06"), "names another file")])
-def test_gcp_fails_without_a_readable_published_sha256(tmp_path, clouds, sha256_file, words):
-    fake = clouds(sha256_file=sha256_file)
-    done, dest = fetch(tmp_path, source_env("gcp", fake))
-    assert done.returncode == 1 and words in done.stderr and not dest.exists()
-    assert f"/nvidia-drivers-us-public/{GCS_NAME}" not in [path for path, _ in fake.requests]
-
-
-def test_the_gcp_source_is_the_one_googles_grid_drivers_table_names():
+@pytest.mark.parametrize(("region", "copy"), [("us-central1", "us"), ("europe-west4", "eu"), ("me-central2", "eu"),
+                                              ("asia-southeast1", "asia"), ("australia-southeast1", "asia"),
+                                              ("northamerica-northeast1", "us")])
+def test_the_gcp_driver_is_the_one_googles_installer_gives_g4_slices_from_the_nearest_copy(region, copy):
     driver = vgpu_drivers()["gcp"]
-    assert (driver.prefix, driver.version) == ("GRID/vGPU19.1/", "19.1")
-    assert "cloud.google.com/compute/docs/gpus/grid-drivers-table" in driver.source
-    assert GCS_NAME.startswith(driver.prefix) and "580.82.07" in driver.source
+    assert driver.url_for(region) == (f"https://storage.googleapis.com/compute-gpu-installation-{copy}/drivers/"
+                                      "NVIDIA-Linux-x86_64-580.159.03-grid-gcp.run")
+    assert (driver.kind, driver.version, driver.needs_pinned_checksum) == ("url", "580.159.03", False)
+    assert driver.published_sha256 == "f3e4c4990e859046388e9f0a052ab3ed35558263c71a5398be37c2d1e0f6c678"
+    assert "GoogleCloudPlatform/compute-gpu-installation @ e4d32d90993a" in driver.source
 
 
 def test_azure_without_a_pin_refuses_to_fetch(tmp_path, clouds):
@@ -253,8 +240,7 @@ def test_a_checksum_mismatch_fails_the_boot_step_before_the_installer_runs(tmp_p
 
 
 def test_a_mismatch_with_googles_published_sha256_fails_the_boot_step(tmp_path, clouds):
-    fake = clouds(sha256_file=("f" * 64 + "  NVIDIA-Linux-x86_64-580.82.07-grid.run\n").encode())
-    done, ran = install_step(tmp_path, source_env("gcp", fake))
+    done, ran = install_step(tmp_path, source_env("gcp", clouds(), published="f" * 64))
     assert done.returncode != 0 and "does not match the published" in done.stderr
     assert not ran.exists() and not (tmp_path / "run" / "reboot-required").exists()
 
