@@ -102,7 +102,7 @@ class SlurmController(pulumi.ComponentResource):
         ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=region,
                                            opts=pulumi.InvokeOutputOptions(parent=self))
         user_data = pulumi.Output.all(nic.private_ip, state.id, key.name).apply(
-            lambda values: encode_user_data(controller_user_data(selection, name, *values, metrics=metrics), "aws"))
+            lambda values: encode_user_data(controller_user_data(selection, name, values[0], values[1], values[2], metrics), "aws"))
         server = aws.ec2.Instance(
             f"{role}-controller", ami=ami.value,
             instance_type=spec.scheduler.slurm.controller_instance_type or DEFAULT_INSTANCE_TYPE,
