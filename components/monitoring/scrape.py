@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 ALERT_RULES = Path(__file__).with_name("alerts.yml")
+SLURM_ALERT_RULES = Path(__file__).with_name("slurm-alerts.yml")
 EXPORTER_JOBS = {"dcgm": ("gpufleet-dcgm", 9400), "node": ("gpufleet-node", 9100)}
 NODE_ROLE = "node"
 SLURM_JOB = ("gpufleet-slurm", 9100)
@@ -52,6 +53,11 @@ def azure_jobs(subscription_id: str, resource_group: str, scale_sets: list[str],
             "action": "keep"}
     return [_job(name, "azure_sd_configs", {**sd, "port": port}, "__meta_azure_machine_name", keep)
             for name, port in jobs]
+
+
+def scrapes_slurm(jobs: list[dict[str, Any]]) -> bool:
+    """Whether the jobs include the Slurm controller's (then the server loads slurm-alerts.yml too)."""
+    return any(job["job_name"] == SLURM_JOB[0] for job in jobs)
 
 
 def slurm_controller_job(address: str) -> dict[str, Any]:

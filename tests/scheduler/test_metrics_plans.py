@@ -79,8 +79,11 @@ def test_the_controllers_node_exporter_is_open_to_the_monitoring_server_only_and
     config = yaml.safe_load(files[paths.PROMETHEUS_CONFIG])
     [job] = [j for j in config["scrape_configs"] if j["job_name"] == SLURM_JOB[0]]
     assert job["static_configs"][0]["targets"] == [f"{MOCK_ADDRESS}:{PORT}"]
+    assert config["rule_files"] == [paths.ALERT_RULES, paths.SLURM_ALERT_RULES]
     (tmp_path / "alerts.yml").write_text(files[paths.ALERT_RULES])
-    (tmp_path / "prometheus.yml").write_text(files[paths.PROMETHEUS_CONFIG].replace(paths.ALERT_RULES, "alerts.yml"))
+    (tmp_path / "slurm-alerts.yml").write_text(files[paths.SLURM_ALERT_RULES])
+    (tmp_path / "prometheus.yml").write_text(files[paths.PROMETHEUS_CONFIG].replace(
+        paths.SLURM_ALERT_RULES, "slurm-alerts.yml").replace(paths.ALERT_RULES, "alerts.yml"))
     promtool = require_tool("promtool", "install it with `apt-get install -y prometheus`")
     done = subprocess.run([promtool, "check", "config", "prometheus.yml"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
