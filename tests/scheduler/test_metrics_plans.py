@@ -5,6 +5,7 @@ controller (promtool check config). Without the monitoring server none of it is 
 from __future__ import annotations
 
 import base64
+import json
 import gzip
 import subprocess
 
@@ -19,6 +20,7 @@ from gpufleet.plan.userdata import decode_user_data
 from tests.conftest import cached_plan, of_type
 from tests.validators import require_tool
 
+from ..monitoring.test_slurm_dashboard import SLURM_ROW
 from .test_plans import MOCK_ADDRESS
 
 STACKS = {"aws": "aws-train", "gcp": "gcp-train", "azure": "azure-train"}
@@ -79,6 +81,8 @@ def test_the_controllers_node_exporter_is_open_to_the_monitoring_server_only_and
     config = yaml.safe_load(files[paths.PROMETHEUS_CONFIG])
     [job] = [j for j in config["scrape_configs"] if j["job_name"] == SLURM_JOB[0]]
     assert job["static_configs"][0]["targets"] == [f"{MOCK_ADDRESS}:{PORT}"]
+    jobs_board = json.loads(files[f"{paths.GRAFANA_DASHBOARDS}/gpufleet-jobs.json"])
+    assert SLURM_ROW in {p.get("title") for p in jobs_board["panels"]}
     assert config["rule_files"] == [paths.ALERT_RULES, paths.SLURM_ALERT_RULES]
     (tmp_path / "alerts.yml").write_text(files[paths.ALERT_RULES])
     (tmp_path / "slurm-alerts.yml").write_text(files[paths.SLURM_ALERT_RULES])
@@ -95,3 +99,4 @@ def test_a_slurm_cluster_without_the_monitoring_server_opens_and_writes_no_metri
     resources = plan(cloud, monitoring=False)
     assert metrics_openings(resources, cloud) == []
     assert METRICS_PATH not in user_data(resources, cloud, "slurm-controller")
+    assert SLURM_ROW not in resources.outputs["grafana_dashboards"]["gpufleet-jobs.json"]
