@@ -11,9 +11,9 @@ import subprocess
 import yaml
 
 from gpufleet.cloud_init.slurm_controller import METRICS_SCRIPT
-from gpufleet.monitoring.dashboards import dashboards, shipped_dashboards
 from gpufleet.monitoring.dashboards import SHIPPED_GPUS_PER_NODE as GPUS
 from gpufleet.monitoring.dashboards import SHIPPED_PRICING as PRICING
+from gpufleet.monitoring.dashboards import dashboards, shipped_dashboards
 from tests.validators import require_tool
 
 SLURM_ROW = "Slurm (controller: squeue and sinfo every 30 s)"
