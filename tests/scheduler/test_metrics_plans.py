@@ -5,8 +5,8 @@ controller (promtool check config). Without the monitoring server none of it is 
 from __future__ import annotations
 
 import base64
-import json
 import gzip
+import json
 import subprocess
 
 import pytest
