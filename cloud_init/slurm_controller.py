@@ -18,6 +18,12 @@ from .yaml_entries import yaml_by_entry
 
 SETUP_SCRIPT = Path(__file__).parent / "controller" / "gpufleet-slurm-controller-setup"
 SETUP_PATH = "/usr/local/sbin/gpufleet-slurm-controller-setup"
+METRICS_SCRIPT = Path(__file__).parent / "controller" / "gpufleet-slurm-metrics"
+METRICS_PATH = "/usr/local/sbin/gpufleet-slurm-metrics"
+METRICS_UNIT = "gpufleet-slurm-metrics"
+TEXTFILE_DIR = "/var/lib/prometheus/node-exporter"
+NODE_EXPORTER_PORT = 9100
+"""The packaged prometheus-node-exporter's port; the monitoring server scrapes it, and only it may reach it."""
 ENV_PATH = "/etc/gpufleet-slurm/controller.env"
 CLOUDS = ("aws", "azure", "gcp")
 
@@ -35,6 +41,8 @@ class ControllerConfig:
     state_device: str
     """The state disk's stable device path."""
     region: str = ""
+    metrics: bool = False
+    """Serve Slurm metrics to the monitoring server (node_exporter's textfile collector); off without monitoring."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -53,8 +61,37 @@ def controller_document(config: ControllerConfig) -> dict:
         {"path": SETUP_PATH, "owner": "root:root", "permissions": "0755",
          "content": script},
     ]
+    runcmd: list = [[SETUP_PATH]]
+    if config.metrics:
+        files += _metrics_files()
+        # The distribution's packaged node_exporter (its textfile collector reads TEXTFILE_DIR by default on
+        # Debian and Ubuntu); installed here, not in the setup script, so a controller without monitoring is unchanged.
+        runcmd.append(["sh", "-c", "command -v prometheus-node-exporter >/dev/null || "
+                       "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+                       "prometheus-node-exporter"])
+        runcmd.append(["systemctl", "enable", "--now", f"{METRICS_UNIT}.timer"])
     return {"hostname": config.hostname, "fqdn": config.hostname, "prefer_fqdn_over_hostname": False,
-            "manage_etc_hosts": True, "package_update": False, "write_files": files, "runcmd": [[SETUP_PATH]]}
+            "manage_etc_hosts": True, "package_update": False, "write_files": files, "runcmd": runcmd}
+
+
+def _metrics_files() -> list[dict]:
+    """The metrics script and its timer: every 30 s, after slurmctld, into node_exporter's textfile directory."""
+    service = (
+        "[Unit]\nDescription=gpufleet: Slurm queue, job and node counts for Prometheus\n"
+        "After=slurmctld.service prometheus-node-exporter.service\n\n"
+        f"[Service]\nType=oneshot\nExecStartPre=/usr/bin/install -d -m 0755 {TEXTFILE_DIR}\n"
+        f"ExecStart={METRICS_PATH} {TEXTFILE_DIR}/gpufleet-slurm.prom\n")
+    timer = (
+        "[Unit]\nDescription=gpufleet: write Slurm metrics every 30 s\n\n"
+        "[Timer]\nOnActiveSec=10s\nOnUnitActiveSec=30s\nAccuracySec=1s\n\n"
+        "[Install]\nWantedBy=timers.target\n")
+    return [
+        {"path": METRICS_PATH, "owner": "root:root", "permissions": "0755", "content": METRICS_SCRIPT.read_text()},
+        {"path": f"/etc/systemd/system/{METRICS_UNIT}.service", "owner": "root:root", "permissions": "0644",
+         "content": service},
+        {"path": f"/etc/systemd/system/{METRICS_UNIT}.timer", "owner": "root:root", "permissions": "0644",
+         "content": timer},
+    ]
 
 
 def render_controller_cloud_config(config: ControllerConfig) -> str:

@@ -129,7 +129,8 @@ class AwsGpuCluster(GpuClusterOutputs):
                                    cluster_hash(name), tag, child)
         key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
         self.slurm = SlurmController(name, selection, network.vpc_id, network.subnet_id, self.security_group.id,
-                                     self.identity.role.name, tag, child) if spec.scheduler.kind == "slurm" else None
+                                     self.identity.role.name, tag, child, metrics=plan.monitoring.enabled,
+                                     ) if spec.scheduler.kind == "slurm" else None
         self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,
                                                      user_data, key_name, tag, child, inputs.image_id,
                                                      self.slurm.node_tags if self.slurm else None)
@@ -159,7 +160,8 @@ class AwsGpuCluster(GpuClusterOutputs):
             **(serving_outputs(selection, self.serving.load_balancer.dns_name) if self.serving else {}),
             **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, selection, plan.monitoring, network.vpc_id, network.subnet_id,
-                                      self.security_group.id, tag, child),
+                                      self.security_group.id, tag, child,
+                                      (self.slurm.group_id, self.slurm.address) if self.slurm else None),
         }
 
 

@@ -25,7 +25,7 @@ from gpufleet import cloud_init
 
 from ..catalog.selector import Selection
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
-from ..monitoring.scrape import aws_jobs
+from ..monitoring.scrape import SLURM_JOB, aws_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
 from ..monitoring.server.cloud_config import ServerSettings, server_user_data
 from ..outputs import exporter_jobs
@@ -65,8 +65,10 @@ def data_device_path(volume_id: str) -> str:
 
 def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan, vpc_id: pulumi.Input[str],
                             subnet_id: pulumi.Input[str], node_group_id: pulumi.Input[str], tag: Tagger,
-                            opts: pulumi.ResourceOptions) -> dict[str, Any]:
-    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always."""
+                            opts: pulumi.ResourceOptions,
+                            slurm: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None) -> dict[str, Any]:
+    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always.
+    `slurm`: the Slurm controller's (security group id, address), whose node_exporter only this server may reach."""
     outputs = monitoring_outputs(selection)
     if not monitoring.enabled:
         return outputs
@@ -83,6 +85,13 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                                          referenced_security_group_id=group.id,
                                          description="exporter scrape from the gpufleet monitoring server",
                                          tags=tag(f"sg-monitoring-{port}"), region=spec.region, opts=opts)
+    if slurm:
+        port = SLURM_JOB[1]
+        aws.vpc.SecurityGroupIngressRule(f"{name}-slurm-sg-monitoring-{port}", security_group_id=slurm[0],
+                                         ip_protocol="tcp", from_port=port, to_port=port,
+                                         referenced_security_group_id=group.id,
+                                         description="Slurm metrics scrape from the gpufleet monitoring server",
+                                         tags=tag(f"slurm-sg-monitoring-{port}"), region=spec.region, opts=opts)
     parameters = {
         secret_role: aws.ssm.Parameter(f"{role}-secret-{secret_role}", name=parameter_name(stack, name, secret_role),
                                        type="SecureString", value=value, tags=tag(f"monitoring-secret-{secret_role}"),
@@ -101,9 +110,10 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
     ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=spec.region, opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     refs = {secret_role: parameter_name(stack, name, secret_role) for secret_role in monitoring.secrets}
     jobs = aws_jobs(stack, spec.region, exporter_jobs(spec))
-    user_data = data.id.apply(lambda volume_id: cloud_init.encode_user_data(server_user_data(
-        spec.monitoring, jobs, stack_dashboards(selection),
-        ServerSettings("aws", data_device_path(volume_id), refs, {"AWS_REGION": spec.region})), "aws"))
+    user_data = pulumi.Output.all(data.id, slurm[1] if slurm else "").apply(
+        lambda values: cloud_init.encode_user_data(server_user_data(
+        spec.monitoring, jobs + ([slurm_controller_job(values[1])] if slurm else []), stack_dashboards(selection),
+        ServerSettings("aws", data_device_path(values[0]), refs, {"AWS_REGION": spec.region})), "aws"))
     server = aws.ec2.Instance(
         f"{role}-server", ami=ami.value, instance_type=spec.monitoring.instance_type or DEFAULT_INSTANCE_TYPE,
         subnet_id=subnet_id, associate_public_ip_address=False, vpc_security_group_ids=[group.id],

@@ -59,7 +59,7 @@ class SlurmController(pulumi.ComponentResource):
 
     def __init__(self, name: str, selection: Selection, vpc_id: pulumi.Input[str], subnet_id: pulumi.Input[str],
                  node_group_id: pulumi.Input[str], node_role_name: pulumi.Input[str], tag: Tagger,
-                 opts: pulumi.ResourceOptions):
+                 opts: pulumi.ResourceOptions, metrics: bool = False):
         super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
         spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
         child = pulumi.ResourceOptions(parent=self)
@@ -102,7 +102,7 @@ class SlurmController(pulumi.ComponentResource):
         ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=region,
                                            opts=pulumi.InvokeOutputOptions(parent=self))
         user_data = pulumi.Output.all(nic.private_ip, state.id, key.name).apply(
-            lambda values: encode_user_data(controller_user_data(selection, name, *values), "aws"))
+            lambda values: encode_user_data(controller_user_data(selection, name, values[0], values[1], values[2], metrics), "aws"))
         server = aws.ec2.Instance(
             f"{role}-controller", ami=ami.value,
             instance_type=spec.scheduler.slurm.controller_instance_type or DEFAULT_INSTANCE_TYPE,
@@ -120,6 +120,7 @@ class SlurmController(pulumi.ComponentResource):
                                  instance_id=server.id, stop_instance_before_detaching=True, region=region,
                                  opts=child)
         self.address = nic.private_ip
+        self.group_id = group.id
         self.node_tags = {CONTROLLER_TAG: nic.private_ip, KEY_TAG: key.name}
         self.outputs = {
             "slurm_controller_address": nic.private_ip,
@@ -129,11 +130,13 @@ class SlurmController(pulumi.ComponentResource):
         self.register_outputs({"address": self.address, "instance_id": server.id})
 
 
-def controller_user_data(selection: Selection, name: str, address: str, volume_id: str, key_name: str) -> str:
+def controller_user_data(selection: Selection, name: str, address: str, volume_id: str, key_name: str,
+                         metrics: bool = False) -> str:
     settings = slurm_settings(selection, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="aws", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
-        munge_key_name=key_name, state_device=data_device_path(volume_id), region=selection.spec.region))
+        munge_key_name=key_name, state_device=data_device_path(volume_id), region=selection.spec.region,
+        metrics=metrics))
 
 
 __all__ = ["SLURMCTLD_PORT", "SlurmController"]

@@ -115,7 +115,7 @@ class AzureGpuCluster(GpuClusterOutputs):
             name, spec, resource_group, self.network.subnet_id, subscription, tag, child) if spec.inference \
             else (None, None)
         self.slurm = SlurmController(name, selection, resource_group, self.network.subnet_id, self.security.nsg_id,
-                                     slurm_asg, tag, child) if slurm_asg is not None else None
+                                     slurm_asg, tag, child, metrics=monitoring.enabled) if slurm_asg is not None else None
         node_tag = tag if self.slurm is None else _with_tags(tag, self.slurm.node_tags)
         self.node_scale_sets = build_scale_sets(
             name, selection, partition is not None, self.network, self.security,
@@ -149,7 +149,8 @@ class AzureGpuCluster(GpuClusterOutputs):
             **(serving_outputs(selection, frontend_address(spec) or balancer.frontend_ip_configurations.apply(
                 lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
             **build_monitoring_server(name, selection, monitoring, resource_group, self.network.subnet_id,
-                                      self.security.nsg_id, monitoring_asg, names, tag, child),
+                                      self.security.nsg_id, monitoring_asg, names, tag, child,
+                                      self.slurm.address if self.slurm else None),
             **(self.slurm.outputs if self.slurm else {}),
         }
 

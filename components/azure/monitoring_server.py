@@ -26,7 +26,7 @@ from gpufleet import cloud_init
 
 from ..catalog.selector import Selection
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
-from ..monitoring.scrape import azure_jobs
+from ..monitoring.scrape import azure_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
 from ..monitoring.server.cloud_config import ServerSettings, server_user_data
 from ..outputs import exporter_jobs
@@ -72,8 +72,9 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                             resource_group: pulumi.Input[str], subnet_id: pulumi.Input[str],
                             nsg_id: pulumi.Input[str], asg_id: pulumi.Output[str] | None,
                             scale_sets: list[pulumi.Output[str]], tag: Tagger,
-                            opts: pulumi.ResourceOptions) -> dict[str, Any]:
-    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always."""
+                            opts: pulumi.ResourceOptions, slurm_address: pulumi.Input[str] | None = None) -> dict[str, Any]:
+    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always.
+    `slurm_address`: the Slurm controller's, scraped for Slurm metrics (the NSG admits this server's ASG only)."""
     outputs = monitoring_outputs(selection)
     if not monitoring.enabled or asg_id is None:
         return outputs
@@ -95,6 +96,8 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                                               secret_role) for secret_role in secrets}
     jobs = pulumi.Output.all(client.subscription_id, resource_group, *scale_sets).apply(  # as the stack exports them
         lambda values: azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec)))
+    if slurm_address is not None:
+        jobs = pulumi.Output.all(jobs, slurm_address).apply(lambda values: [*values[0], slurm_controller_job(values[1])])
     custom_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
         lambda values: cloud_init.encode_user_data(server_user_data(
             spec.monitoring, values[0], stack_dashboards(selection),

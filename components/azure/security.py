@@ -26,7 +26,7 @@ network = azure_native.network
 SSH_PORT = 22
 VNET_TAG = "VirtualNetwork"
 PRIORITY = {"ssh": 100, "ssh-monitoring": 105, "cluster": 110, "storage": 115, "exporters-vnet": 120,
-            "exporters-monitoring": 130, "slurm-nodes": 140, "slurm-controller": 145, "ssh-slurm": 150, "deny": 4096}
+            "exporters-monitoring": 130, "slurm-nodes": 140, "slurm-controller": 145, "slurm-metrics": 147, "ssh-slurm": 150, "deny": 4096}
 
 
 @dataclass(frozen=True)
@@ -72,17 +72,19 @@ def security_rules(spec: ClusterSpec, asg_id: pulumi.Input[str],
     from .serving import serving_nsg_rules  # inference (README "Inference")
     rules += serving_nsg_rules(spec, nodes)
     if slurm_asg_id is not None:
-        rules += slurm_rules(spec, nodes, [{"id": slurm_asg_id}], ssh_cidrs)
+        rules += slurm_rules(spec, nodes, [{"id": slurm_asg_id}], ssh_cidrs, monitoring_asg_id)
     rules.append({"name": "deny-all-inbound", "priority": PRIORITY["deny"], "direction": "Inbound", "access": "Deny",
                   "protocol": "*", "source_address_prefix": "*", "source_port_range": "*",
                   "destination_address_prefix": "*", "destination_port_range": "*"})
     return rules
 
 
-def slurm_rules(spec: ClusterSpec, nodes: list[dict], controller: list[dict], ssh_cidrs: list[str]) -> list[dict]:
+def slurm_rules(spec: ClusterSpec, nodes: list[dict], controller: list[dict], ssh_cidrs: list[str],
+                monitoring_asg_id: pulumi.Input[str] | None = None) -> list[dict]:
     """Slurm's ports only, only between the controller's ASG and the nodes': slurmd (6818) and srun's range on the
     nodes from the controller; slurmctld (6817) and srun's range on the controller from the nodes; SSH to the
-    controller from `access.ssh_cidrs` (the Bastion subnet), as for the monitoring server."""
+    controller from `access.ssh_cidrs` (the Bastion subnet), as for the monitoring server; with a monitoring server,
+    the controller's node_exporter (Slurm metrics) from the monitoring server's ASG only."""
     from ..scheduler.conf import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORT_RANGE
     srun = f"{SRUN_PORT_RANGE[0]}-{SRUN_PORT_RANGE[1]}"
     common = {"direction": "Inbound", "access": "Allow", "protocol": "Tcp", "source_port_range": "*"}
@@ -97,6 +99,12 @@ def slurm_rules(spec: ClusterSpec, nodes: list[dict], controller: list[dict], ss
     if ssh_cidrs:
         rules.append({**common, "name": "allow-ssh-slurm", "priority": PRIORITY["ssh-slurm"],
                       "destination_port_range": str(SSH_PORT), "source_address_prefixes": ssh_cidrs,
+                      "destination_application_security_groups": controller})
+    if monitoring_asg_id is not None:
+        from ..monitoring.scrape import SLURM_JOB
+        rules.append({**common, "name": "allow-slurm-metrics", "priority": PRIORITY["slurm-metrics"],
+                      "destination_port_range": str(SLURM_JOB[1]),
+                      "source_application_security_groups": [{"id": monitoring_asg_id}],
                       "destination_application_security_groups": controller})
     return rules
 

@@ -59,7 +59,7 @@ class SlurmController(pulumi.ComponentResource):
 
     def __init__(self, name: str, selection: Selection, resource_group: pulumi.Input[str],
                  subnet_id: pulumi.Input[str], nsg_id: pulumi.Input[str], asg_id: pulumi.Input[str], tag: Tagger,
-                 opts: pulumi.ResourceOptions):
+                 opts: pulumi.ResourceOptions, metrics: bool = False):
         super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
         spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
         child = pulumi.ResourceOptions(parent=self)
@@ -78,7 +78,7 @@ class SlurmController(pulumi.ComponentResource):
             opts=keep_first_value("azure", child))
         key_url = pulumi.Output.concat("https://", vault.name, ".vault.azure.net/secrets/", SECRET_NAME)
         custom_data = pulumi.Output.all(address, key_url).apply(lambda values: cloud_init.encode_user_data(
-            controller_user_data(selection, name, values[0], values[1]), "azure"))
+            controller_user_data(selection, name, values[0], values[1], metrics), "azure"))
         server = private_vm(
             f"{role}-controller", tag("slurm-controller"),
             spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE,
@@ -116,8 +116,8 @@ class SlurmController(pulumi.ComponentResource):
                            pulumi.ResourceOptions(parent=self))
 
 
-def controller_user_data(selection: Selection, name: str, address: str, key_url: str) -> str:
+def controller_user_data(selection: Selection, name: str, address: str, key_url: str, metrics: bool = False) -> str:
     settings = slurm_settings(selection, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="azure", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
-        munge_key_name=key_url, state_device=DATA_DEVICE))
+        munge_key_name=key_url, state_device=DATA_DEVICE, metrics=metrics))

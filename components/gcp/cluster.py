@@ -147,7 +147,8 @@ class GcpGpuCluster(GpuClusterOutputs):
         workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
         image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=self)))
         self.slurm = SlurmController(name, selection, project, networks.vpcs["net"].id, networks.subnets["subnet"].id,
-                                     self.identity.email, label, describe, child) \
+                                     self.identity.email, label, describe, child,
+                                     metrics=plan.monitoring.enabled) \
             if spec.scheduler.kind == "slurm" else None
         self.template = build_template(
             name, selection, networks, nic_layout(plan.layout), image, self.identity.email, user_data,
@@ -181,5 +182,6 @@ class GcpGpuCluster(GpuClusterOutputs):
             **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
             **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, selection, plan.monitoring, project, networks.vpcs["net"].id,
-                                      networks.subnets["subnet"].id, label, describe, child),
+                                      networks.subnets["subnet"].id, label, describe, child,
+                                      (self.slurm.account_email, self.slurm.address) if self.slurm else None),
         }

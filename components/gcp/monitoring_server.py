@@ -23,7 +23,7 @@ import pulumi_gcp as gcp
 
 from ..catalog.selector import Selection
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
-from ..monitoring.scrape import gcp_jobs
+from ..monitoring.scrape import SLURM_JOB, gcp_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
 from ..monitoring.server.cloud_config import ServerSettings, server_user_data
 from ..outputs import exporter_jobs
@@ -47,8 +47,10 @@ def server_names(stack: str, name: str) -> dict[str, str]:
 
 def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan, project: pulumi.Input[str],
                             network_id: pulumi.Input[str], subnet_id: pulumi.Input[str], label: Labeler,
-                            describe: Describer, opts: pulumi.ResourceOptions) -> dict[str, Any]:
-    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always."""
+                            describe: Describer, opts: pulumi.ResourceOptions,
+                            slurm: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None) -> dict[str, Any]:
+    """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always.
+    `slurm`: the Slurm controller's (service account email, address), whose node_exporter only this server reaches."""
     outputs = monitoring_outputs(selection)
     if not monitoring.enabled:
         return outputs
@@ -84,6 +86,14 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
     iap_ssh_rule(f"{role}-fw-iap", "the monitoring server", "monitoring-fw-iap", network_id, project, email, describe, opts)
     jobs = pulumi.Output.from_input(project).apply(
         lambda project_id: gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))
+    if slurm:
+        gcp.compute.Firewall(
+            f"{role}-fw-slurm", network=network_id, project=project, direction="INGRESS", priority=1000,
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(SLURM_JOB[1])])],
+            source_service_accounts=[email], target_service_accounts=[slurm[0]],
+            description=f"Slurm metrics scrape from the monitoring server; {describe('monitoring-fw-slurm')}",
+            opts=opts)
+        jobs = pulumi.Output.all(jobs, slurm[1]).apply(lambda values: [*values[0], slurm_controller_job(values[1])])
     user_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
         lambda values: server_user_data(spec.monitoring, values[0], stack_dashboards(selection), ServerSettings(
             "gcp", f"/dev/disk/by-id/google-{DATA_DEVICE_NAME}", dict(values[1]))))

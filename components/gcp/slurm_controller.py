@@ -45,7 +45,7 @@ class SlurmController(pulumi.ComponentResource):
 
     def __init__(self, name: str, selection: Selection, project: pulumi.Input[str], network_id: pulumi.Input[str],
                  subnet_id: pulumi.Input[str], node_account_email: pulumi.Input[str], label: Labeler,
-                 describe: Describer, opts: pulumi.ResourceOptions):
+                 describe: Describer, opts: pulumi.ResourceOptions, metrics: bool = False):
         super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
         spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
         child = pulumi.ResourceOptions(parent=self)
@@ -81,7 +81,7 @@ class SlurmController(pulumi.ComponentResource):
         iap_ssh_rule(f"{role}-fw-iap", "the Slurm controller", "slurm-fw-iap", network_id, project, email, describe, child)
         key_name = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"])
         user_data = pulumi.Output.all(address.address, key_name).apply(
-            lambda values: controller_user_data(selection, name, values[0], values[1]))
+            lambda values: controller_user_data(selection, name, values[0], values[1], metrics))
         server = private_instance(
             f"{role}-controller", "slurm-controller", "slurm-boot-disk", names["instance"], spec.zone, project,
             spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, state.id,
@@ -89,6 +89,7 @@ class SlurmController(pulumi.ComponentResource):
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[account, version])),
             network_ip=address.address)
         self.address = address.address
+        self.account_email = email
         self.node_metadata = {CONTROLLER_KEY: address.address, KEY_KEY: key_name}
         self.outputs = {
             "slurm_controller_address": address.address,
@@ -98,8 +99,9 @@ class SlurmController(pulumi.ComponentResource):
         self.register_outputs({"address": self.address, "instance": server.name})
 
 
-def controller_user_data(selection: Selection, name: str, address: str, key_name: str) -> str:
+def controller_user_data(selection: Selection, name: str, address: str, key_name: str, metrics: bool = False) -> str:
     settings = slurm_settings(selection, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="gcp", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
-        munge_key_name=key_name, state_device=f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}"))
+        munge_key_name=key_name, state_device=f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}",
+        metrics=metrics))

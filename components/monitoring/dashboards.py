@@ -213,7 +213,28 @@ def _multi(name: str, label: str, query: str) -> dashboard.QueryVariable:
             .include_all(True).all_value(".+").current(every).refresh(VariableRefresh.ON_TIME_RANGE_CHANGED))
 
 
-def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:
+def slurm_row(builder: dashboard.Dashboard) -> dashboard.Dashboard:
+    """The Slurm controller's queue, jobs and nodes by state (gpufleet-slurm-metrics through its node_exporter);
+    each job's GPUs above carry its Slurm job id as `hpc_job` (the Prolog's mapping)."""
+    return (
+        builder.with_row(dashboard.Row("Slurm (controller: squeue and sinfo every 30 s)"))
+        .with_panel(_stat("Jobs waiting in the queue", "none", "max(gpufleet_slurm_queue_jobs)"))
+        .with_panel(_stat("Jobs running", "none", 'max(gpufleet_slurm_jobs{state="running"})'))
+        .with_panel(_stat("Nodes idle", "none", 'max(gpufleet_slurm_nodes{state="idle"})'))
+        .with_panel(_stat("Nodes drained or down", "none",
+                          'sum(gpufleet_slurm_nodes{state=~"drained|draining|down"}) or vector(0)'))
+        .with_panel(_stat("Nodes not responding", "none", "max(gpufleet_slurm_nodes_not_responding)"))
+        .with_panel(_stat("Slurm metrics fresh", "none", "max(gpufleet_slurm_up) * on () "
+                          "(time() - max(gpufleet_slurm_metrics_timestamp_seconds) < bool 300)"))
+        .with_panel(_series("Queue length (pending jobs)", "none", ("max(gpufleet_slurm_queue_jobs)", "pending"),
+                            width=8))
+        .with_panel(_series("Jobs by state", "none", ("max by (state) (gpufleet_slurm_jobs)", "{{state}}"), width=8))
+        .with_panel(_series("Nodes by state", "none", ("max by (state) (gpufleet_slurm_nodes)", "{{state}}"),
+                            width=8))
+    )
+
+
+def jobs(pricing: NodePricing, gpus_per_node: int, slurm: bool = False) -> dict:
     """Each job in gpufleet-jobs.slice across the chosen nodes: what it gets of its GPUs and of the host, and what
     its idle GPUs cost. A job that runs under one name on several nodes is summed over them."""
     builder = (
@@ -253,20 +274,23 @@ def jobs(pricing: NodePricing, gpus_per_node: int) -> dict:
         .with_panel(_series("Processes and threads", "none", (f"sum by (hpc_job) (gpufleet_job_tasks{JOB})", PER_JOB),
                             width=8))
     )
+    if slurm:
+        builder = slurm_row(builder)
     return builder.build().to_json()
 
 
 @lru_cache(maxsize=32)
 def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True,
-               performance: bool = False, vgpu_slice: bool = False) -> dict[str, str]:
+               performance: bool = False, vgpu_slice: bool = False, slurm: bool = False) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs. `job_view`: the jobs dashboard, for nodes that
     run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton).
     `performance`: the overview's speed row, for nodes that run node.health.performance. `vgpu_slice`: a cluster of
-    vGPU slices, whose panels of metrics a slice cannot read say so (`slice_aware`); other clusters' are unchanged."""
+    vGPU slices, whose panels of metrics a slice cannot read say so (`slice_aware`); other clusters' are unchanged.
+    `slurm`: the jobs dashboard's Slurm row, for a Slurm cluster whose monitoring server scrapes the controller."""
     boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node, performance),
               "gpufleet-node-jobs.json": node_jobs(pricing)}
     if job_view:
-        boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node)
+        boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node, slurm)
     if vgpu_slice:
         boards = {name: slice_aware(json.loads(json.dumps(board, cls=JSONEncoder))) for name, board in boards.items()}
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}

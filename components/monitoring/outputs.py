@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.selector import Selection
+from ..spec.monitoring import server_enabled
 from .dashboards import NodePricing, dashboards
 from .scrape import ALERT_RULES
 
@@ -21,9 +22,12 @@ def node_pricing(selection: Selection) -> NodePricing:
 
 
 def stack_dashboards(selection: Selection) -> dict[str, str]:
-    return dashboards(node_pricing(selection), selection.instance.gpus, job_view=selection.spec.inference is None,
-                      performance=selection.spec.node.health.performance.enabled,
-                      vgpu_slice=selection.instance.is_vgpu_slice)
+    """The Slurm row only where the monitoring server scrapes a Slurm controller (nothing else can reach it)."""
+    spec = selection.spec
+    slurm = spec.scheduler.kind == "slurm" and server_enabled(spec.monitoring, spec.nodes, selection.fabric)
+    return dashboards(node_pricing(selection), selection.instance.gpus, job_view=spec.inference is None,
+                      performance=spec.node.health.performance.enabled,
+                      vgpu_slice=selection.instance.is_vgpu_slice, slurm=slurm)
 
 
 def monitoring_outputs(selection: Selection) -> dict[str, Any]:

@@ -14,8 +14,11 @@ from typing import Any
 import yaml
 
 ALERT_RULES = Path(__file__).with_name("alerts.yml")
+SLURM_ALERT_RULES = Path(__file__).with_name("slurm-alerts.yml")
 EXPORTER_JOBS = {"dcgm": ("gpufleet-dcgm", 9400), "node": ("gpufleet-node", 9100)}
 NODE_ROLE = "node"
+SLURM_JOB = ("gpufleet-slurm", 9100)
+"""The Slurm controller's packaged node_exporter, whose textfile collector serves gpufleet-slurm-metrics' file."""
 
 
 def enabled_jobs(dcgm: bool, node: bool) -> list[tuple[str, int]]:
@@ -50,6 +53,21 @@ def azure_jobs(subscription_id: str, resource_group: str, scale_sets: list[str],
             "action": "keep"}
     return [_job(name, "azure_sd_configs", {**sd, "port": port}, "__meta_azure_machine_name", keep)
             for name, port in jobs]
+
+
+def scrapes_slurm(jobs: list[dict[str, Any]]) -> bool:
+    """Whether the jobs include the Slurm controller's (then the server loads slurm-alerts.yml too)."""
+    return any(job["job_name"] == SLURM_JOB[0] for job in jobs)
+
+
+def slurm_controller_job(address: str) -> dict[str, Any]:
+    """The Slurm controller's node_exporter at its fixed private address, kept to the gpufleet_slurm_* metrics (and
+    `up`), so the controller's own host metrics stay out of the GPU nodes' dashboards and alerts."""
+    name, port = SLURM_JOB
+    return {"job_name": name, "static_configs": [{"targets": [f"{address}:{port}"],
+                                                 "labels": {"node": "slurm-controller"}}],
+            "metric_relabel_configs": [{"source_labels": ["__name__"], "regex": "gpufleet_slurm_.*",
+                                        "action": "keep"}]}
 
 
 def scrape_config_text(jobs: list[dict[str, Any]]) -> str:

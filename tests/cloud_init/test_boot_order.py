@@ -47,7 +47,9 @@ def cycle_lines(output: str) -> list[str]:
 
 
 # The machine each gpufleet cloud-config boots, told by the unit it enables that starts the rest.
-ENTRY_UNITS = {"gpufleet-node.target": "GPU node", "gpufleet-monitoring-setup.service": "monitoring server"}
+ENTRY_UNITS = {"gpufleet-node.target": "GPU node", "gpufleet-monitoring-setup.service": "monitoring server",
+               # With the monitoring server, the controller's one unit: the Slurm metrics timer (runcmd enables it).
+               "gpufleet-slurm-metrics.timer": "Slurm controller"}
 
 
 # Machines that enable no unit of ours: cloud-init's runcmd (cloud-final, once) runs their setup, which starts the

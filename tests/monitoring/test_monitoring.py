@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpufleet.monitoring.scrape import ALERT_RULES, aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
+from gpufleet.cloud_init.slurm_controller import METRICS_SCRIPT as SLURM_METRICS_SCRIPT
+from gpufleet.monitoring.scrape import ALERT_RULES, SLURM_ALERT_RULES, aws_jobs, azure_jobs, enabled_jobs, gcp_jobs
 from tests.plan.plan_docs import plan_doc
 from tests.validators import require_tool
 from tests.yaml_reader import read_yaml
@@ -30,6 +31,23 @@ def test_alert_rules_pass_promtool_check():
     result = promtool("check", "rules", ALERT_RULES.name, cwd=ALERT_RULES.parent)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS: 12 rules found" in result.stdout
+
+
+def test_slurm_alert_rules_pass_promtool_check_and_their_unit_tests():
+    result = promtool("check", "rules", SLURM_ALERT_RULES.name, cwd=SLURM_ALERT_RULES.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 3 rules found" in result.stdout
+    result = promtool("test", "rules", "slurm-alerts.test.yml", cwd=SLURM_ALERT_RULES.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_slurm_metric_the_rules_use_is_written_by_the_controllers_script():
+    """The script's `# TYPE` lines name what it writes (its real output is checked against Slurm in
+    tests/scheduler/test_slurm_daemons.py)."""
+    written = set(re.findall(r"# TYPE (gpufleet_slurm_\w+) gauge", SLURM_METRICS_SCRIPT.read_text()))
+    rules = yaml.safe_load(SLURM_ALERT_RULES.read_text())["groups"][0]["rules"]
+    used = {name for rule in rules for name in re.findall(r"\bgpufleet_slurm_\w+", rule["expr"])}
+    assert used and used <= written, sorted(used - written)
 
 
 def test_alert_rules_pass_their_unit_tests():

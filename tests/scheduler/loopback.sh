@@ -51,6 +51,17 @@ echo "== slurmd -C"; slurmd -C
 slurmd -Z --conf-server "127.0.0.1:${CTLD_PORT:-16817}" --conf "${NODE_CONF:-Gres=gpu:8 Feature=loopback}" -N loopback1
 for _ in $(seq 75); do sinfo -h -N -o '%N %t' 2>/dev/null | grep -q 'loopback1 idle' && break; sleep 0.2; done
 echo "== sinfo"; sinfo -N -o '%N %t %P %f %G'
+# The controller's Slurm metrics (cloud_init/controller/gpufleet-slurm-metrics): once with the node idle, once
+# with one job running on all its GPUs and a second one pending behind it.
+if [ -n "${METRICS_SCRIPT:-}" ]; then
+  bash "$METRICS_SCRIPT" "$dir/idle.prom"
+  running=$(sbatch --parsable -N1 -t 1 --gpus="${GPUS:-8}" -o /dev/null --wrap 'sleep 30')
+  pending=$(sbatch --parsable -N1 -t 1 --gpus="${GPUS:-8}" -o /dev/null --wrap 'sleep 30')
+  for _ in $(seq 100); do [ "$(squeue -h -j "$running" -o %T)" = RUNNING ] && break; sleep 0.2; done
+  bash "$METRICS_SCRIPT" "$dir/busy.prom"
+  scancel "$running" "$pending"
+  for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && sinfo -h -N -o '%t' | grep -qx idle && break; sleep 0.2; done
+fi
 echo "== fetched"; ls "$dir/spool/conf-cache" 2>/dev/null || true
 echo "== srun"
 # shellcheck disable=SC2016 # expanded by the job step's shell

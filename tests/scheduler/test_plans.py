@@ -99,7 +99,9 @@ def test_aws_controller_is_private_with_imdsv2_and_encrypted_disks():
 
 def test_aws_opens_only_slurm_ports_and_only_between_controller_and_nodes():
     doc = slurm_doc("aws")
-    rules = [r["inputs"] for r in resources(doc, "SecurityGroupIngressRule") if "slurm" in r["name"]]
+    # The monitoring server's scrape of the controller (the train stack has one) is tests/scheduler/test_metrics_plans.
+    rules = [r["inputs"] for r in resources(doc, "SecurityGroupIngressRule")
+             if "slurm" in r["name"] and "monitoring" not in r["name"]]
     assert {(r["fromPort"], r["toPort"]) for r in rules} == SLURM_PORT_SET
     assert all("referencedSecurityGroupId" in r and "cidrIpv4" not in r for r in rules)
     assert len(rules) == 4
@@ -136,6 +138,7 @@ def test_azure_nsg_opens_slurm_ports_between_the_two_security_groups_only():
     doc = slurm_doc("azure")
     nsg = resources(doc, "network:NetworkSecurityGroup")[0]["inputs"]
     slurm_rules = {r["name"]: r for r in nsg["securityRules"] if "slurm" in r["name"]}
+    assert slurm_rules.pop("allow-slurm-metrics")["destinationPortRange"] == "9100"  # test_metrics_plans.py
     assert set(slurm_rules) == {"allow-slurm-nodes", "allow-slurm-controller", "allow-ssh-slurm"}
     assert slurm_rules["allow-slurm-nodes"]["destinationPortRanges"] == ["6818", "60001-63000"]
     assert slurm_rules["allow-slurm-controller"]["destinationPortRanges"] == ["6817", "60001-63000"]

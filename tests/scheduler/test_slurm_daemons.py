@@ -29,6 +29,7 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 FILES = HERE.parents[1] / "cloud_init" / "files"
 JOBS = HERE.parents[1] / "examples" / "jobs"
+METRICS_SCRIPT = HERE.parents[1] / "cloud_init" / "controller" / "gpufleet-slurm-metrics"
 CGROUP_V2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
 SLURM_HINT = "install Debian's Slurm with `apt-get install -y slurmctld slurmd slurm-client munge`"
 
@@ -93,7 +94,7 @@ def loopback(tmp_path_factory):
     ctld_port, slurmd_port = free_ports(2)
     env = dict(os.environ, DRAIN_SCRIPT=str(FILES / "usr/local/lib/gpufleet/slurm/drain"), GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
                NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback", CTLD_PORT=str(ctld_port),
-               SLURMD_PORT=str(slurmd_port))
+               SLURMD_PORT=str(slurmd_port), METRICS_SCRIPT=str(METRICS_SCRIPT))
     done = subprocess.run(["unshare", "-m", "bash", str(HERE / "loopback.sh"), str(work)], capture_output=True,
                           text=True, timeout=180, env=env)
     logs = "".join(p.read_text() for p in (work / "log").glob("*.log"))
@@ -179,3 +180,50 @@ def test_the_example_job_scripts_are_accepted_by_sbatch_and_slurmctld(loopback):
     assert set(verdicts) == {"nccl-allreduce.sbatch", "zero3-amp.sbatch"}
     for name, text in verdicts.items():
         assert "to start at" in text and "error" not in text.lower(), (name, text)
+
+
+def parsed_metrics(path: Path) -> dict[str, float]:
+    """Samples of a Prometheus text file as {'name{labels}': value}, after `promtool check metrics` accepted it."""
+    text = path.read_text()
+    checked = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def test_the_controllers_slurm_metrics_count_queue_jobs_and_nodes_by_state(loopback):
+    """The real squeue and sinfo, read by the metrics script the controller's timer runs, give what Prometheus reads."""
+    require_tool("promtool", "install Debian's prometheus (promtool)")
+    _, _, work = loopback
+    idle = parsed_metrics(work / "idle.prom")
+    assert idle["gpufleet_slurm_up"] == 1
+    assert idle['gpufleet_slurm_nodes{state="idle"}'] == 1
+    assert idle['gpufleet_slurm_nodes{state="drained"}'] == 0
+    assert idle["gpufleet_slurm_queue_jobs"] == 0
+    assert idle['gpufleet_slurm_jobs{state="running"}'] == 0
+    busy = parsed_metrics(work / "busy.prom")
+    assert busy["gpufleet_slurm_queue_jobs"] == 1
+    assert busy['gpufleet_slurm_jobs{state="pending"}'] == 1
+    assert busy['gpufleet_slurm_jobs{state="running"}'] == 1
+    assert busy['gpufleet_slurm_nodes{state="idle"}'] == 0
+    assert busy['gpufleet_slurm_nodes{state="allocated"}'] + busy['gpufleet_slurm_nodes{state="mixed"}'] == 1
+    assert busy["gpufleet_slurm_nodes_not_responding"] == 0
+
+
+def test_the_slurm_metrics_say_down_when_slurmctld_does_not_answer(tmp_path):
+    """No controller to answer: gpufleet_slurm_up is 0 (the SlurmMetricsDown alert) and no count pretends zero."""
+    require_tool("promtool", "install Debian's prometheus (promtool)")
+    require_tool("squeue", SLURM_HINT)
+    (tmp_path / "slurm.conf").write_text("ClusterName=none\nSlurmctldHost=nohost(127.0.0.1)\nSlurmctldPort=1\n"
+                                         "MessageTimeout=1\n")
+    out = tmp_path / "slurm.prom"
+    env = dict(os.environ, SLURM_CONF=str(tmp_path / "slurm.conf"))
+    subprocess.run(["bash", str(METRICS_SCRIPT), str(out)], env=env, check=True, timeout=30)
+    samples = parsed_metrics(out)
+    assert samples["gpufleet_slurm_up"] == 0
+    assert not any(name.startswith(("gpufleet_slurm_nodes", "gpufleet_slurm_jobs")) for name in samples)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slurm.conf", "slurm.prom"]  # no temporary file left
