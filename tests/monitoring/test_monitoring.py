@@ -45,7 +45,7 @@ def test_every_slurm_metric_the_rules_use_is_written_by_the_controllers_script()
     """The script's `# TYPE` lines name what it writes (its real output is checked against Slurm in
     tests/scheduler/test_slurm_daemons.py)."""
     written = set(re.findall(r"# TYPE (gpufleet_slurm_\w+) gauge", SLURM_METRICS_SCRIPT.read_text()))
-    rules = yaml.safe_load(SLURM_ALERT_RULES.read_text())["groups"][0]["rules"]
+    rules = read_yaml(SLURM_ALERT_RULES.read_text())["groups"][0]["rules"]
     used = {name for rule in rules for name in re.findall(r"\bgpufleet_slurm_\w+", rule["expr"])}
     assert used and used <= written, sorted(used - written)
 

@@ -10,7 +10,6 @@ import json
 import subprocess
 
 import pytest
-import yaml
 
 from gpufleet.cloud_init.slurm_controller import METRICS_PATH
 from gpufleet.monitoring.scrape import SLURM_JOB
@@ -19,6 +18,7 @@ from gpufleet.plan.stackfile import read_stack_config
 from gpufleet.plan.userdata import decode_user_data
 from tests.conftest import cached_plan, of_type
 from tests.validators import require_tool
+from tests.yaml_reader import read_yaml
 
 from ..monitoring.test_slurm_dashboard import SLURM_ROW
 from .test_plans import MOCK_ADDRESS
@@ -74,11 +74,11 @@ def test_the_controllers_node_exporter_is_open_to_the_monitoring_server_only_and
     resources = plan(cloud, monitoring=True)
     [(source, _)] = metrics_openings(resources, cloud)
     assert source == MONITORING_IDENTITY[cloud]
-    controller = yaml.safe_load(user_data(resources, cloud, "slurm-controller"))
+    controller = read_yaml(user_data(resources, cloud, "slurm-controller"))
     assert METRICS_PATH in {f["path"] for f in controller["write_files"]}
-    server = yaml.safe_load(user_data(resources, cloud, "monitoring"))
+    server = read_yaml(user_data(resources, cloud, "monitoring"))
     files = {f["path"]: f["content"] for f in server["write_files"]}
-    config = yaml.safe_load(files[paths.PROMETHEUS_CONFIG])
+    config = read_yaml(files[paths.PROMETHEUS_CONFIG])
     [job] = [j for j in config["scrape_configs"] if j["job_name"] == SLURM_JOB[0]]
     assert job["static_configs"][0]["targets"] == [f"{MOCK_ADDRESS}:{PORT}"]
     jobs_board = json.loads(files[f"{paths.GRAFANA_DASHBOARDS}/gpufleet-jobs.json"])

@@ -85,7 +85,7 @@ def test_the_controllers_slurm_metrics_come_only_with_monitoring_and_pass_the_va
     assert METRICS_PATH not in plain and "node-exporter" not in plain
     (tmp_path / "controller.yaml").write_text(with_metrics)
     assert cloud_config_problems(tmp_path / "controller.yaml") == {}
-    document = yaml.safe_load(with_metrics)
+    document = read_yaml(with_metrics)
     files = {f["path"]: f["content"] for f in document["write_files"]}
     assert document["runcmd"][0] == [SETUP_PATH]
     assert document["runcmd"][-1] == ["systemctl", "enable", "--now", f"{METRICS_UNIT}.timer"]
