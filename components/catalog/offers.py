@@ -278,16 +278,14 @@ def evaluate(requirement: Requirement, candidate: Candidate, catalog: Catalog) -
     hourly = hourly_cost(requirement.market, requirement.nodes, candidate.prices, requirement.on_demand_base)
     speed = relative_speed(candidate.instance.gpu, requirement, catalog)
     job_usd = job_hours = None
+    whole_gpus = candidate.instance.gpus * candidate.instance.gpu_fraction * requirement.nodes
     if requirement.training_runs:
-        total = candidate.instance.gpus * candidate.instance.gpu_fraction * requirement.nodes
         job_hours = next((hours for gpu, gpus, hours in requirement.training_runs
-                          if gpu == candidate.instance.gpu and gpus == total), None)
+                          if gpu == candidate.instance.gpu and gpus == whole_gpus), None)
         job_usd = None if job_hours is None or hourly is None else hourly * job_hours
         speed = speed if job_hours is not None else None
     elif requirement.job_gpu_hours is not None and speed and hourly is not None:
-        gpu_hours = requirement.job_gpu_hours / speed
-        total = candidate.instance.gpus * candidate.instance.gpu_fraction * requirement.nodes
-        job_hours = gpu_hours / total
+        job_hours = requirement.job_gpu_hours / speed / whole_gpus
         job_usd = hourly * job_hours
     refused = _refusal(candidate, catalog)
     reasons = tuple(_reasons(requirement, candidate, hourly, refused))
