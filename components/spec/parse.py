@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from .errors import MISSING, Problem, SpecError
@@ -78,14 +79,13 @@ _BOUND_WORDS = {"gt": "greater than", "ge": "at least", "lt": "less than", "le":
 def _range_expected(loc: tuple, error: ErrorDetails) -> str:
     """The field's whole range, not only the bound that was crossed: "expected a number greater than 0 and less
     than 1, e.g. 0.25" rather than pydantic's "input should be less than 1"."""
-    field = model_at(ClusterSpec, loc[:-1]).model_fields.get(loc[-1]) if isinstance(loc[-1], str) else None
+    field = _field(loc)
     limits = {name: getattr(rule, name) for rule in (field.metadata if field else []) for name in _BOUND_WORDS
               if hasattr(rule, name)}
-    if not limits:
+    if not field or not limits:
         return _lower_first(error["msg"])
-    whole = field is not None and "int" in str(field.annotation)
-    examples = _field_examples(loc)
-    example = f", e.g. {examples[0]}" if examples else ""
+    whole = "int" in str(field.annotation)
+    example = f", e.g. {field.examples[0]}" if field.examples else ""
     if limits.keys() == {"ge", "le"}:
         allowed = f"from {limits['ge']} to {limits['le']}"
     else:
@@ -97,8 +97,13 @@ def _known_keys(parent: tuple) -> str:
     return ", ".join(f"`{name}`" for name in model_at(ClusterSpec, parent).model_fields)
 
 
+def _field(loc: tuple) -> FieldInfo | None:
+    """The model field an error's location names (None for a list item or a mapping's key)."""
+    return model_at(ClusterSpec, loc[:-1]).model_fields.get(loc[-1]) if isinstance(loc[-1], str) else None
+
+
 def _field_examples(loc: tuple) -> list:
-    field = model_at(ClusterSpec, loc[:-1]).model_fields.get(loc[-1])
+    field = _field(loc)
     return list(field.examples or []) if field else []
 
 
