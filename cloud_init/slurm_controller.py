@@ -22,8 +22,6 @@ METRICS_SCRIPT = Path(__file__).parent / "controller" / "gpufleet-slurm-metrics"
 METRICS_PATH = "/usr/local/sbin/gpufleet-slurm-metrics"
 METRICS_UNIT = "gpufleet-slurm-metrics"
 TEXTFILE_DIR = "/var/lib/prometheus/node-exporter"
-NODE_EXPORTER_PORT = 9100
-"""The packaged prometheus-node-exporter's port; the monitoring server scrapes it, and only it may reach it."""
 ENV_PATH = "/etc/gpufleet-slurm/controller.env"
 CLOUDS = ("aws", "azure", "gcp")
 
