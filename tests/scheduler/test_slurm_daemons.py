@@ -17,6 +17,7 @@ import pytest
 
 from gpufleet.boot import boot_config
 from gpufleet.cloud_init.env import render_job_env
+from gpufleet.cloud_init.slurm_controller import METRICS_SCRIPT
 from gpufleet.pipeline import plan_cluster
 from gpufleet.plan.stackfile import apply_overrides, read_stack_config
 from gpufleet.scheduler.conf import controller_files, slurm_settings
@@ -29,7 +30,6 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 FILES = HERE.parents[1] / "cloud_init" / "files"
 JOBS = HERE.parents[1] / "examples" / "jobs"
-METRICS_SCRIPT = HERE.parents[1] / "cloud_init" / "controller" / "gpufleet-slurm-metrics"
 CGROUP_V2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
 SLURM_HINT = "install Debian's Slurm with `apt-get install -y slurmctld slurmd slurm-client munge`"
 
