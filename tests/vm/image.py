@@ -52,6 +52,11 @@ def cache_root() -> Path:
 # mpi/pmix plugin loads the unversioned libpmix.so, which only libpmix-dev ships ("can not load PMIx library").
 SLURM_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "openmpi-bin", "libpmix2", "libpmix-dev",
                   "python3-mpi4py")
+# The day-2 (Ansible) VM test's needs share that variant, so CI builds one image for both: sshd for Ansible's SSH
+# connection, python3-apt for its apt and package_facts modules, pciutils because the node's driver install step
+# installs it along with the driver (the VMs' only archive is the test's own), and zstd, which Ubuntu's images have and
+# initramfs-tools compresses with (gzip instead takes minutes under TCG).
+SERVICE_PACKAGES = SLURM_PACKAGES + ("openssh-server", "python3-apt", "pciutils", "zstd")
 
 
 def inputs_hash(extra_packages: tuple[str, ...] = ()) -> str:

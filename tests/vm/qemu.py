@@ -61,21 +61,35 @@ def make_seed(folder: Path, user_data: bytes, instance_id: str) -> Path:
     return seed
 
 
+def user_network(services: dict[str, int], host_ports: dict[int, int] | None = None) -> str:
+    """The guest's only NIC: slirp with no route out. Each `services` address (port 80 in the guest) is relayed to a
+    server on the host's 127.0.0.1 at that port; each `host_ports` entry forwards 127.0.0.1:host to the guest."""
+    # The slirp network is link-local, so the clouds' metadata address (169.254.169.254) lies inside it and guestfwd
+    # can serve it: the user data runs unmodified.
+    nic = "user,model=virtio-net-pci,restrict=on,net=169.254.0.0/16"
+    for address, port in sorted(services.items()):
+        nic += f",guestfwd=tcp:{address}:80-cmd:{sys.executable} {RELAY} {port}"
+    for host, guest in sorted((host_ports or {}).items()):
+        nic += f",hostfwd=tcp:127.0.0.1:{host}-:{guest}"
+    return nic
+
+
+def machine(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, kernel_args: str = "") -> list[str]:
+    """qemu with the disk, the seed and a serial console file; the NIC is the caller's."""
+    return ["qemu-system-x86_64", *accelerator(), "-m", "2048", "-smp", "2", "-kernel", str(kernel), "-initrd",
+            str(initrd), "-append",
+            f"root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet {kernel_args}".strip(),
+            "-drive", f"file={disk},if=virtio,format=raw", "-drive", f"file={seed},media=cdrom,readonly=on",
+            "-nographic", "-serial", f"file:{console}", "-monitor", "none"]
+
+
 def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, metadata_port: int | None,
          timeout: float, kernel_args: str = "", extra_args: tuple[str, ...] = ()) -> dict:
     """One boot until the guest powers off (or reboots: -no-reboot); returns the parsed report. `kernel_args` reach
     the guest's report script through /proc/cmdline; `extra_args` are more qemu arguments (a data disk)."""
-    # The slirp network is link-local, so the clouds' metadata address (169.254.169.254) lies inside it and guestfwd
-    # can serve it: the user data runs unmodified.
-    nic = "user,model=virtio-net-pci,restrict=on,net=169.254.0.0/16"
-    if metadata_port is not None:
-        nic += f",guestfwd=tcp:{METADATA_ADDRESS}:80-cmd:{sys.executable} {RELAY} {metadata_port}"
-    command = ["timeout", str(int(timeout)), "qemu-system-x86_64", *accelerator(), "-m", "2048", "-smp", "2",
-               "-kernel", str(kernel), "-initrd", str(initrd),
-               "-append", f"root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 quiet {kernel_args}".strip(),
-               "-drive", f"file={disk},if=virtio,format=raw", "-drive", f"file={seed},media=cdrom,readonly=on",
-               *extra_args,
-               "-nic", nic, "-nographic", "-no-reboot", "-serial", f"file:{console}", "-monitor", "none"]
+    command = ["timeout", str(int(timeout)), *machine(disk, kernel, initrd, seed, console, kernel_args),
+               *extra_args, "-nic", user_network({METADATA_ADDRESS: metadata_port} if metadata_port else {}),
+               "-no-reboot"]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     text = console.read_text(errors="replace") if console.exists() else ""
     match = REPORT.search(read_report(disk))

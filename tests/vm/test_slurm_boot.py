@@ -11,7 +11,7 @@ import os
 import pytest
 
 from .conftest import require_vm_tools
-from .image import SLURM_PACKAGES, build_image
+from .image import SERVICE_PACKAGES, build_image
 from .slurm_boots import NODES, SlurmBoots, boot_cluster
 
 pytestmark = [pytest.mark.vm, pytest.mark.timeout(5400)]
@@ -25,7 +25,7 @@ def cluster(tmp_path_factory) -> SlurmBoots:
     require_vm_tools()
     folder = tmp_path_factory.mktemp("slurm")
     with (folder / "image-build.log").open("w") as log:
-        image = build_image(log, SLURM_PACKAGES)
+        image = build_image(log, SERVICE_PACKAGES)
     result = boot_cluster(image, folder, TIMEOUT)
     print(f"Slurm cluster scenario: {round(result.seconds)} s (TCG, three VMs at once)")
     return result
