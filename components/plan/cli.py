@@ -91,7 +91,6 @@ def run_plan(args: argparse.Namespace) -> int:
     # Imported here: `gpufleet select` and `catalog` must not pay for the Pulumi SDK, the mock runtime or the plan
     # renderer (select: 1 s per process, benchmarks/select_speed.py).
     import pulumi
-
     from rich.console import Console
 
     from .render import plan_json, print_plan
