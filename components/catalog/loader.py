@@ -56,6 +56,9 @@ class Catalog:
         self._by_type: dict[tuple[str, str], list[Price]] = {}
         for price in self.prices:
             self._by_type.setdefault((price.cloud, price.instance_type), []).append(price)
+        self._flags_by_type: dict[tuple[str, str], list[Flag]] = {}  # in `flags` order
+        for flag in self.flags:
+            self._flags_by_type.setdefault((flag.cloud, flag.instance_type), []).append(flag)
 
     def gpu(self, name: str) -> GpuModel | None:
         model = self._gpu_names.get(name.lower())
@@ -94,8 +97,8 @@ class Catalog:
 
     def flags_of(self, cloud: str, instance_type: str, region: str | None = None) -> list[Flag]:
         """Why rows of this type were refused: instance-wide flags, and those of `region` if given."""
-        return [f for f in self.flags if (f.cloud, f.instance_type) == (cloud, instance_type)
-                and (region is None or f.region in ("", region))]
+        return [f for f in self._flags_by_type.get((cloud, instance_type), ())
+                if region is None or f.region in ("", region)]
 
     def source_of(self, price: Price) -> PriceSource | None:
         """Where a price came from and when."""
