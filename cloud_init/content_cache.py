@@ -1,5 +1,6 @@
 """Results of gpufleet's slow, pure transforms kept on disk by a hash of their input, so every plan after the first
-reuses them: the gzip (zopfli) of a user-data document, the YAML of a `write_files` entry, a minified node script.
+reuses them: the gzip (zopfli) of a user-data document, the YAML of a `write_files` entry, a minified node script,
+and (from gpufleet's components) the checked catalog and the Grafana dashboards.
 
 A plan spent about a third of its time redoing this work on text that did not change between plans. The key is the
 sha256 of the transform's name, a salt and the input. The salt names everything else the result depends on: the
