@@ -10,6 +10,11 @@ Before the rounds, one plan runs with an empty content cache (`GPUFLEET_CACHE_DI
 gpufleet.cloud_init.content_cache) to show what a first plan costs; the rounds then use that same cache, as every
 later plan of a user does. Both sides have their bytecode compiled first (as an installed package has).
 
+Each run appends one row to benchmarks/results/plan_vs_floor.jsonl: the date, the commit (and whether the tree had
+uncommitted changes), cores, load average before and after, rounds, and per size the median CPU and wall seconds of
+the plan, the floor and the floor with the CLI's settings, and the ratio; `--commit` names the tree where it is not a
+git checkout (an exported older commit, run for a before/after comparison).
+
 The last line repeats the default suite's most recent time from benchmarks/results/suite.jsonl (written by
 benchmarks/suite_time.py), so one command shows both numbers the README quotes. Exits 1 when a ratio is over 1.3.
 """
@@ -25,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = ROOT / "benchmarks" / "plan_floor.py"
 SUITE_RESULTS = ROOT / "benchmarks" / "results" / "suite.jsonl"
+RESULTS = ROOT / "benchmarks" / "results" / "plan_vs_floor.jsonl"
 SIZES = (2, 1024)
 GOAL = 1.3
 
@@ -56,7 +63,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--stack", default="aws-train")
+    parser.add_argument("--commit", help="what the row records as the commit (default: this checkout's HEAD)")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="gpufleet-bench-cache-") as cache:
         env["GPUFLEET_CACHE_DIR"] = cache
@@ -76,6 +85,7 @@ def main() -> int:
           f"medians, CPU (user+sys) and wall")
     print(f"first plan, empty content cache: {cold_cpu:.2f} s CPU, {cold_wall:.2f} s wall")
     worst = 0.0
+    sizes = {}
     for nodes in SIZES:
         floor_cpu, floor_wall = medians(runs[("floor", nodes)])
         plan_cpu, plan_wall = medians(runs[("plan", nodes)])
@@ -86,8 +96,26 @@ def main() -> int:
               f"({floor_wall:.2f} s wall): plan/floor {ratio:.2f} (wall {plan_wall / floor_wall:.2f}); goal <= {GOAL}")
         print(f"{'':>5}        floor with the CLI's process settings (gpufleet.plan.entry) {same_gc_cpu:.2f} s CPU: "
               f"plan/floor {plan_cpu / same_gc_cpu:.2f}")
+        sizes[str(nodes)] = {"plan_cpu_s": round(plan_cpu, 3), "plan_wall_s": round(plan_wall, 3),
+                             "floor_cpu_s": round(floor_cpu, 3), "floor_wall_s": round(floor_wall, 3),
+                             "floor_like_cli_cpu_s": round(same_gc_cpu, 3), "ratio": round(ratio, 3)}
+    record({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "commit": args.commit or git("rev-parse", "--short", "HEAD"),
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if not args.commit else None,
+            "cores": cores, "load_before": round(load_before, 2), "load_after": round(load, 2),
+            "rounds": args.repeats, "stack": args.stack, "first_plan_cpu_s": round(cold_cpu, 3), "sizes": sizes})
     print(suite_line())
     return 0 if worst <= GOAL else 1
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+
+
+def record(row: dict) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    with RESULTS.open("a") as out:
+        out.write(json.dumps(row) + "\n")
 
 
 def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:

@@ -1,5 +1,6 @@
 """Results of gpufleet's slow, pure transforms kept on disk by a hash of their input, so every plan after the first
-reuses them: the gzip (zopfli) of a user-data document, the YAML of a `write_files` entry, a minified node script.
+reuses them: the gzip (zopfli) of a user-data document, the YAML of a `write_files` entry, a minified node script,
+and (from gpufleet's components) the checked catalog and the Grafana dashboards.
 
 A plan spent about a third of its time redoing this work on text that did not change between plans. The key is the
 sha256 of the transform's name, a salt and the input. The salt names everything else the result depends on: the
@@ -17,6 +18,7 @@ without a cache). Deleting the folder is always safe.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -68,9 +70,11 @@ def cached_text(kind: str, salt: str | None, data: str, compute: Callable[[], st
 
 @cache
 def module_salt(module_name: str) -> str | None:
-    """The Python version and the sha256 of a loaded module's source: part of the salt of a transform whose code
-    lives in that module, so that editing the code invalidates its entries. None when the source cannot be read."""
-    filename = getattr(sys.modules.get(module_name), "__file__", None)
+    """The Python version and the sha256 of a module's source: part of the salt of a transform whose code lives in
+    that module, so that editing the code invalidates its entries. None when the source cannot be read. A module not
+    loaded yet is found without running it (its packages are imported), so a cache hit can skip importing it."""
+    loaded = sys.modules.get(module_name)
+    filename = getattr(loaded, "__file__", None) if loaded is not None else _source_file(module_name)
     try:
         source = Path(filename).read_bytes() if filename else None
     except OSError:
@@ -78,6 +82,14 @@ def module_salt(module_name: str) -> str | None:
     if source is None:
         return None
     return f"py{sys.version_info[0]}.{sys.version_info[1]} {module_name} {hashlib.sha256(source).hexdigest()}"
+
+
+def _source_file(module_name: str) -> str | None:
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return None
+    return found.origin if found is not None else None
 
 
 def _read(path: Path) -> bytes | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from statistics import median
 
 from .models import Flag, GpuModel, InstanceType, Price
 
@@ -120,6 +119,8 @@ def _price_flag(price: Price, scope: str, kind: str, reason: str, zone: str | No
 
 def _region_on_demand(rows: list[Price]) -> dict[str, float]:
     """One on-demand price per region: the median of the region's rows (they normally agree)."""
+    from statistics import median  # with fractions and decimal, 3 ms that a plan reading the cached catalog skips
+
     by_region: dict[str, list[float]] = {}
     for p in rows:
         if p.on_demand is not None:
@@ -153,6 +154,8 @@ def _spot_vs_on_demand(prices: list[Price]) -> list[Flag]:
 
 
 def _on_demand_outliers(rows: list[Price]) -> list[Flag]:
+    from statistics import median
+
     regions = _region_on_demand(rows)
     if len(regions) < MIN_REGIONS_FOR_OUTLIER:
         return []

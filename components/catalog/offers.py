@@ -377,33 +377,45 @@ def _missing_prices(req: Requirement, c: Candidate) -> str:
 @lru_cache(maxsize=8)
 def candidates(catalog: Catalog) -> tuple[Candidate, ...]:
     """Every (instance type, location) the catalog lists, flagged types included (they fail with the reason)."""
-    result = []
     instances = {**catalog.instances, **catalog.flagged_instances}
+    return tuple(c for (cloud, name), instance in sorted(instances.items())
+                 for c in _type_candidates(catalog, cloud, name, instance))
+
+
+def _type_candidates(catalog: Catalog, cloud: str, name: str, instance: InstanceType) -> list[Candidate]:
+    """One type's candidates: each priced location (region, zone), or one unpriced entry."""
+    result = []
+    raw, clean = _price_index(catalog)
+    row_flags = tuple(f"[row] {f.reason}" for f in catalog.flags_of(cloud, name) if f.scope == "row"
+                      and not f.region)
+    if (cloud, name) not in raw:  # a type the catalog knows but no source prices: listed, never feasible
+        result.append(Candidate(instance=instance, region="", zone="", prices=NodePrices(None, None), source="",
+                                flag_reasons=row_flags))
+    for region, rows in sorted(raw.get((cloud, name), {}).items()):
+        usable = clean.get((cloud, name, region), [])
+        zones = sorted({p.zone for p in rows if p.zone}) or [""]
+        for zone in zones:
+            flags = row_flags + tuple(f"[price] {f.reason}" for f in catalog.flags_of(cloud, name, region)
+                                      if (f.region or f.scope != "row") and f.zone in ("", zone))
+            prices, sources = location_prices(usable, zone)
+            result.append(Candidate(instance=instance, region=region, zone=zone, prices=prices,
+                                    source=_oldest_source(catalog, cloud, rows, zone),
+                                    flag_reasons=flags, market_sources=sources,
+                                    restricted=restricted_reason(cloud, region, zone),
+                                    kind_rank=location_rank(cloud, region, zone)))
+    return result
+
+
+@lru_cache(maxsize=8)
+def _price_index(catalog: Catalog) -> tuple[dict, dict]:
+    """The raw prices by (cloud, type) then region, and the usable ones by (cloud, type, region), in file order."""
     clean: dict[tuple[str, str, str], list[Price]] = {}
     for p in catalog.prices:
         clean.setdefault((p.cloud, p.instance_type, p.region), []).append(p)
     raw: dict[tuple[str, str], dict[str, list[Price]]] = {}
     for p in catalog.raw_prices:
         raw.setdefault((p.cloud, p.instance_type), {}).setdefault(p.region, []).append(p)
-    for (cloud, name), instance in sorted(instances.items()):
-        row_flags = tuple(f"[row] {f.reason}" for f in catalog.flags_of(cloud, name) if f.scope == "row"
-                          and not f.region)
-        if (cloud, name) not in raw:  # a type the catalog knows but no source prices: listed, never feasible
-            result.append(Candidate(instance=instance, region="", zone="", prices=NodePrices(None, None), source="",
-                                    flag_reasons=row_flags))
-        for region, rows in sorted(raw.get((cloud, name), {}).items()):
-            usable = clean.get((cloud, name, region), [])
-            zones = sorted({p.zone for p in rows if p.zone}) or [""]
-            for zone in zones:
-                flags = row_flags + tuple(f"[price] {f.reason}" for f in catalog.flags_of(cloud, name, region)
-                                          if (f.region or f.scope != "row") and f.zone in ("", zone))
-                prices, sources = location_prices(usable, zone)
-                result.append(Candidate(instance=instance, region=region, zone=zone, prices=prices,
-                                        source=_oldest_source(catalog, cloud, rows, zone),
-                                        flag_reasons=flags, market_sources=sources,
-                                        restricted=restricted_reason(cloud, region, zone),
-                                        kind_rank=location_rank(cloud, region, zone)))
-    return tuple(result)
+    return raw, clean
 
 
 def location_prices(rows: list[Price], zone: str) -> tuple[NodePrices, tuple[tuple[str, str], ...]]:
@@ -423,16 +435,17 @@ def location_prices(rows: list[Price], zone: str) -> tuple[NodePrices, tuple[tup
 
 
 def location_candidates(catalog: Catalog, cloud: str, instance_type: str, region: str) -> list[Candidate]:
-    """The engine's candidates for one type in one region (each zone, or the region as a whole)."""
-    return [c for c in _by_location(catalog).get((cloud, instance_type, region), ())]
+    """The engine's candidates for one type in one region (each zone, or the region as a whole), as `candidates`
+    lists them. Built for that type alone: a plan needs one type, and building every type's (`candidates`) cost it
+    about 20 ms of CPU."""
+    return [c for c in _candidates_of_type(catalog, cloud, instance_type) if c.region == region]
 
 
-@lru_cache(maxsize=8)
-def _by_location(catalog: Catalog) -> dict:
-    index: dict = {}
-    for c in candidates(catalog):
-        index.setdefault((c.instance.cloud, c.instance.name, c.region), []).append(c)
-    return index
+@lru_cache(maxsize=64)
+def _candidates_of_type(catalog: Catalog, cloud: str, instance_type: str) -> tuple[Candidate, ...]:
+    key = (cloud, instance_type)
+    instance = catalog.flagged_instances.get(key) or catalog.instances.get(key)  # as `candidates` merges them
+    return () if instance is None else tuple(_type_candidates(catalog, cloud, instance_type, instance))
 
 
 def _oldest_source(catalog: Catalog, cloud: str, rows: list[Price], zone: str) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,7 +23,8 @@ from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeser
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh
 
-DATASOURCE_UID = "gpufleet-prometheus"
+from .pricing import DATASOURCE_UID, NodePricing
+
 DATASOURCE = DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
 GPU = '{node="$node"}'
 # Idle: every series of the GPU in the window (one per job it ran, see the module doc) averaged under 5%.
@@ -58,16 +58,6 @@ SLICE_NO_VALUE = "Not readable on a vGPU slice: the GRID guest driver does not e
 # The overview counts GPUs by temperature; on a slice, by the frame buffer, which the guest reads.
 GPUS_REPORTING = "count(count by (node, gpu) (DCGM_FI_DEV_GPU_TEMP))"
 SLICES_REPORTING = "count(count by (node, gpu) (DCGM_FI_DEV_FB_USED))"
-
-
-@dataclass(frozen=True)
-class NodePricing:
-    """USD per node-hour from the catalog: `base_nodes` (mixed markets' on-demand base) at `usd_per_base_node_hour`,
-    every other node at `usd_per_node_hour`."""
-
-    usd_per_node_hour: float
-    usd_per_base_node_hour: float = 0.0
-    base_nodes: int = 0
 
 
 def slice_aware(board: dict) -> dict:

@@ -7,7 +7,8 @@ from typing import Any
 
 from ..catalog.selector import Selection
 from ..spec.monitoring import server_enabled
-from .dashboards import NodePricing, dashboards
+from .dashboard_cache import dashboards
+from .pricing import NodePricing
 from .scrape import ALERT_RULES
 
 

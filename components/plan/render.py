@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from rich.console import Console
@@ -36,23 +37,26 @@ def plan_json(result: PlanResult) -> str:
 
 
 def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
-    console.print(f"[bold]gpufleet plan[/bold] for stack [cyan]{result.stack}[/cyan]: "
-                  f"{len(result.resources)} resources (offline, under Pulumi mocks: ids and computed values are "
-                  "placeholders, nothing was created)")
-    console.print(_tree(result.resources))
-    console.print(_outputs_table(result.outputs))
+    # Without a color system (not a terminal, no FORCE_COLOR) rich drops every style, so highlighting numbers and
+    # strings only costs time (about 3 ms of a plan): the same bytes without it.
+    show = partial(console.print, highlight=False) if console.color_system is None else console.print
+    show(f"[bold]gpufleet plan[/bold] for stack [cyan]{result.stack}[/cyan]: "
+         f"{len(result.resources)} resources (offline, under Pulumi mocks: ids and computed values are "
+         "placeholders, nothing was created)")
+    show(_tree(result.resources))
+    show(_outputs_table(result.outputs))
     if result.outputs.get("cost"):
-        console.print("[bold]Cost[/bold] (catalog prices, USD)")
-        console.print(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
-        console.print(escape("\n".join(storage_cost_lines(result.outputs))))
+        show("[bold]Cost[/bold] (catalog prices, USD)")
+        show(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
+        show(escape("\n".join(storage_cost_lines(result.outputs))))
     if result.outputs.get("job_cost"):
         from ..bench.mlperf import job_cost_lines
-        console.print(escape("\n".join(job_cost_lines(result.outputs["job_cost"]))))
+        show(escape("\n".join(job_cost_lines(result.outputs["job_cost"]))))
     if result.outputs.get("inference_cost"):
-        console.print(escape("\n".join(serving_cost_lines(result.outputs["inference_cost"]))))
+        show(escape("\n".join(serving_cost_lines(result.outputs["inference_cost"]))))
     warnings = [*(result.outputs.get("warnings") or []), *(result.outputs.get("inference_warnings") or [])]
     for note in notes + [f"warning: {w}" for w in warnings]:
-        console.print(f"[yellow]{escape(note)}[/yellow]")
+        show(f"[yellow]{escape(note)}[/yellow]")
 
 
 def summarize_inputs(inputs: dict[str, Any], prefix: str = "") -> str:

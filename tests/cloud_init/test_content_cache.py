@@ -151,5 +151,6 @@ def test_a_plan_is_byte_identical_with_an_empty_cache_and_with_a_full_one(tmp_pa
     warm = plan_json(str(folder))
     assert cold == warm
     assert json.loads(warm)["resources"], "the plan declared nothing"
-    assert {path.parent.parent.name for path in filled} == {"zopfli", "yaml-entry", "python-minified", "shell-minified"}
+    assert {path.parent.parent.name for path in filled} == {"zopfli", "yaml-entry", "python-minified", "shell-minified",
+                                                            "catalog", "grafana-dashboards"}
     assert {path: path.stat().st_mtime_ns for path in entries(folder)} == filled, "the warm plan recomputed entries"

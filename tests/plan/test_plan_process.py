@@ -5,6 +5,7 @@ exits with the command's code."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,40 @@ def test_the_gpufleet_command_flushes_its_output_and_exits_with_the_commands_cod
     assert usage.returncode == 2 and "usage: gpufleet plan" in usage.stderr
     helped = gpufleet("--help")
     assert helped.returncode == 0 and helped.stdout.startswith("usage: gpufleet")
+
+
+def test_a_repeated_plan_skips_what_only_other_commands_or_a_first_plan_need(tmp_path):
+    """The second plan of a stack reads its dashboards and catalog from the content cache (no grafana-foundation-sdk)
+    and never loads the other commands' modules."""
+    probe = ("import contextlib, gc, io, json, sys\n"
+             "gc.disable()\n"
+             "from gpufleet.plan.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    code = main(['plan', 'aws-train'])\n"
+             "print(json.dumps([code, sorted(sys.modules)]))\n")
+    env = {**os.environ, "GPUFLEET_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                           env=env) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[-1].stderr[-2000:]
+    (first_code, first), (code, loaded) = (json.loads(run.stdout.strip().splitlines()[-1]) for run in runs)
+    assert first_code == code == 0
+    assert "grafana_foundation_sdk" in first  # the first plan builds the dashboards
+    unused = ("grafana_foundation_sdk", "gpufleet.bench.cli", "gpufleet.catalog.cli", "gpufleet.catalog.refresh",
+              "gpufleet.migrate", "gpufleet.inventory", "gpufleet.plan.diff_cli", "statistics")
+    assert sorted(name for name in loaded if name.startswith(unused)) == []
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "__all__"), ("", ""), ("logfire", "logfire")])
+def test_the_gpufleet_command_skips_pydantic_plugins_unless_told(given, expected):
+    probe = ("import os\n"
+             "import gpufleet.plan.cli as cli\n"
+             "cli.main = lambda argv: print(repr(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))) or 0\n"
+             "from gpufleet.plan.entry import main\n"
+             "main([])\n")
+    env = {key: value for key, value in os.environ.items() if key != "PYDANTIC_DISABLE_PLUGINS"}
+    if given is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = given
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == repr(expected)

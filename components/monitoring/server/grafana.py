@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from ..dashboards import DATASOURCE_UID
+from ..pricing import DATASOURCE_UID
 from . import paths
 
 

@@ -1,0 +1,18 @@
+"""What the dashboards take from the rest of gpufleet, in a module that does not load grafana-foundation-sdk: a plan
+builds its dashboards from the content cache (`gpufleet.monitoring.dashboard_cache`) without importing the SDK."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DATASOURCE_UID = "gpufleet-prometheus"
+
+
+@dataclass(frozen=True)
+class NodePricing:
+    """USD per node-hour from the catalog: `base_nodes` (mixed markets' on-demand base) at `usd_per_base_node_hour`,
+    every other node at `usd_per_node_hour`."""
+
+    usd_per_node_hour: float
+    usd_per_base_node_hour: float = 0.0
+    base_nodes: int = 0
