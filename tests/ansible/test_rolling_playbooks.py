@@ -78,7 +78,8 @@ def test_a_node_failing_its_check_stays_drained_and_stops_the_roll_out(fleet):
     done = run("restart_gpu_services", "-e", "gpufleet_restart=true")
     assert done.returncode != 0
     assert "node-a failed gpufleet's acceptance check after GPU service restart" in done.stdout
-    assert "fabric_manager: injected failure" in done.stdout and "stays drained and the roll-out stops" in done.stdout
+    # The check's own full stop is not doubled before the verdict.
+    assert "fabric_manager: injected failure, as nvidia-smi words it. It stays drained and the roll-out stops" in done.stdout
     assert slurm_updates(log) == [("node-a", "DRAIN")]  # never resumed, and node-b never touched
     assert json.loads(state.read_text())["node-a"] == {"drain": True, "reason": "gpufleet GPU service restart",
                                                        "polls": 3}
@@ -90,7 +91,7 @@ def test_no_batch_starts_while_another_node_is_unhealthy(fleet):
     subprocess.run([FAKE / "gpufleet-health"], env={"GPUFLEET_STATE_DIR": str(dirs["node-a"])})
     done = run("restart_gpu_services", "-e", "gpufleet_restart=true", "--limit", "node-b")
     assert done.returncode != 0
-    assert "No batch starts while another GPU node is unhealthy: node-a (failed row_remap: injected failure)" in \
+    assert "No batch starts while another GPU node is unhealthy: node-a (failed row_remap: injected failure, as nvidia-smi words it.)" in \
         " ".join(done.stdout.split())
     assert slurm_updates(log) == []
 
