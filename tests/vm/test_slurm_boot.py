@@ -55,9 +55,12 @@ def test_spot_notice_drains_in_slurm_and_the_job_is_requeued_and_finishes(cluste
     assert node in NODES and cluster.noticed_node == node, context(cluster)
     drained = cluster.node_reports.get(node, {}).get("drained", "")
     assert '"kind": "interruption"' in drained and '"outcome": "exit 0"' in drained, cluster.node_reports
-    # Slurm heard of it: DRAIN with the notice as reason (seen by the controller, and in its own log).
-    assert "DRAIN" in report["drained_state"] and "Reason=gpufleet: interruption" in report["drained_state"], report
+    # Slurm heard of it: the notice as the node's reason in slurmctld's own log, and DRAIN seen by the controller,
+    # unless the hook had already deleted the node (its job requeued and gone) before a sample could show it.
     assert "reason set to: gpufleet: interruption" in report["slurmctld_log"], report["slurmctld_log"]
+    seen = report["drained_state"]
+    assert seen == "deleted before a sample showed DRAIN" or (
+        "DRAIN" in seen and "Reason=gpufleet: interruption" in seen), report
     # The batch job was requeued once (not lost, not failed) and then ran to completion (on whichever node).
     state, restarts, node_list = report["job"].split()
     assert (state, restarts) == ("JobState=COMPLETED", "Restarts=1"), report["job"]
