@@ -29,6 +29,8 @@ if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
     -e "s#^JobAcctGatherType=.*#JobAcctGatherType=jobacct_gather/linux#" "$conf/slurm.conf"
   sed -i -e "s#^CgroupPlugin=.*#CgroupPlugin=cgroup/v1#" -e "/^IgnoreSystemd/d" "$conf/cgroup.conf"
 fi
+# Debian makes /run/munge through systemd-tmpfiles at boot: a container that installed munge may not have it.
+mkdir -p /run/munge
 mount --bind "$dir/munge" /run/munge
 dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
 chmod 0600 "$dir/munge/munge.key"
