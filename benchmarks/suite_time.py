@@ -6,8 +6,11 @@ commit that slows the suite shows up next to the ones before it. Goal: under 60 
 A row: the date, the commit (and whether the tree had uncommitted changes), the machine's core count and its load
 average before the run, wall seconds, CPU seconds (user + system of every process the run started, which waiting
 for a shared core does not inflate) and pytest's summary line. On a machine shared with other jobs the wall time
-also counts the waits; compare CPU seconds between rows from different machines or loads. Exits with the suite's
-exit code; the row is written either way.
+also counts the waits; compare CPU seconds between rows from different machines or loads. CPU seconds still grow on
+a slower host (a shared virtual machine's speed drifts: the same loop has taken 0.75 s and 1.14 s minutes apart), so
+a row also holds `calibration_s`, the time of one fixed pure-Python loop (fastest of three) just before and just
+after the run: a row whose CPU seconds grew with its calibration is a slower host, not a slower suite. Exits with
+the suite's exit code; the row is written either way.
 """
 
 from __future__ import annotations
@@ -31,15 +34,27 @@ def git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
 
 
+def calibration_seconds() -> float:
+    """CPU seconds of one fixed loop, the fastest of three: the host's speed at this moment."""
+    times = []
+    for _ in range(3):
+        start = time.process_time()
+        sum(i * i for i in range(3_000_000))
+        times.append(time.process_time() - start)
+    return round(min(times), 3)
+
+
 def main() -> int:
     args = sys.argv[1:]
     subprocess.run(["bash", ".ci/setup"], cwd=ROOT, check=True)  # a venv rebuild is not the suite's time
     load = os.getloadavg()[0]
+    calibration_before = calibration_seconds()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(["bash", ".ci/test", *args], cwd=ROOT, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    calibration_after = calibration_seconds()
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     summary = next((line.strip("= ") for line in reversed(lines) if SUMMARY.search(line)),
                    lines[-1] if lines else "(no output)")
@@ -51,6 +66,7 @@ def main() -> int:
         "load_before": round(load, 2),
         "wall_s": round(wall, 1),
         "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+        "calibration_s": [calibration_before, calibration_after],
         "summary": summary,
         "args": args,
     }
@@ -60,7 +76,7 @@ def main() -> int:
     print(done.stdout[-3000:], end="")
     print(done.stderr[-2000:], end="", file=sys.stderr)
     print(f"suite: {row['wall_s']} s wall, {row['cpu_s']} s CPU on {row['cores']} cores (load before "
-          f"{row['load_before']}), {summary}; recorded in {RESULTS.relative_to(ROOT)}")
+          f"{row['load_before']}, calibration {calibration_before}/{calibration_after} s), {summary}; recorded in {RESULTS.relative_to(ROOT)}")
     return done.returncode
 
 
