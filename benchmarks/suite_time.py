@@ -7,10 +7,10 @@ A row: the date, the commit (and whether the tree had uncommitted changes), the 
 average before the run, wall seconds, CPU seconds (user + system of every process the run started, which waiting
 for a shared core does not inflate) and pytest's summary line. On a machine shared with other jobs the wall time
 also counts the waits; compare CPU seconds between rows from different machines or loads. CPU seconds still grow on
-a slower host (a shared virtual machine's speed drifts: the same loop has taken 0.75 s and 1.14 s minutes apart), so
-a row also holds `calibration_s`, the time of one fixed pure-Python loop (fastest of three) just before and just
-after the run: a row whose CPU seconds grew with its calibration is a slower host, not a slower suite. Exits with
-the suite's exit code; the row is written either way.
+a slower host (a shared virtual machine's speed drifts: this calibration has read 0.275 s before a run and 0.212 s
+after it), so a row also holds `calibration_s`, the time of one fixed pure-Python loop (fastest of three) just before
+and just after the run: a row whose CPU seconds grew with its calibration is a slower host, not a slower suite. Exits
+with the suite's exit code; the row is written either way.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def main() -> int:
     print(done.stdout[-3000:], end="")
     print(done.stderr[-2000:], end="", file=sys.stderr)
     print(f"suite: {row['wall_s']} s wall, {row['cpu_s']} s CPU on {row['cores']} cores (load before "
-          f"{row['load_before']}, calibration {calibration_before}/{calibration_after} s), {summary}; recorded in {RESULTS.relative_to(ROOT)}")
+          f"{row['load_before']}, calibration {calibration_before}/{calibration_after} s), {summary}; "
+          f"recorded in {RESULTS.relative_to(ROOT)}")
     return done.returncode
 
 
