@@ -11,9 +11,11 @@ gpufleet.cloud_init.content_cache) to show what a first plan costs; the rounds t
 later plan of a user does. Both sides have their bytecode compiled first (as an installed package has).
 
 Each run appends one row to benchmarks/results/plan_vs_floor.jsonl: the date, the commit (and whether the tree had
-uncommitted changes), cores, load average before and after, rounds, and per size the median CPU and wall seconds of
-the plan, the floor and the floor with the CLI's settings, and the ratio; `--commit` names the tree where it is not a
-git checkout (an exported older commit, run for a before/after comparison).
+uncommitted changes), cores, load average before and after, the host's speed before and after (`calibration_s`, the
+fixed loop of benchmarks/suite_time.py: a shared virtual machine's speed drifts, and the ratio has read 1.21 to 1.36
+on hosts of the same kind), rounds, and per size the median CPU and wall seconds of the plan, the floor and the floor
+with the CLI's settings, and the ratio; `--commit` names the tree where it is not a git checkout (an exported older
+commit, run for a before/after comparison).
 
 The last line repeats the default suite's most recent time from benchmarks/results/suite.jsonl (written by
 benchmarks/suite_time.py), so one command shows both numbers the README quotes. Exits 1 when a ratio is over 1.3.
@@ -32,6 +34,8 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+from suite_time import calibration_seconds  # this folder is the script's sys.path[0]
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = ROOT / "benchmarks" / "plan_floor.py"
@@ -66,6 +70,7 @@ def main() -> int:
     parser.add_argument("--commit", help="what the row records as the commit (default: this checkout's HEAD)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
+    calibration_before = calibration_seconds()
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="gpufleet-bench-cache-") as cache:
         env["GPUFLEET_CACHE_DIR"] = cache
@@ -81,8 +86,9 @@ def main() -> int:
                 runs.setdefault(("plan", nodes), []).append(timed(plan_command(args.stack, nodes), env))
     cores = os.cpu_count()
     load = os.getloadavg()[0]
-    print(f"{args.stack} vs floor, {args.repeats} rounds, {cores} cores, load average {load:.1f}; "
-          f"medians, CPU (user+sys) and wall")
+    calibration_after = calibration_seconds()
+    print(f"{args.stack} vs floor, {args.repeats} rounds, {cores} cores, load average {load:.1f}, calibration "
+          f"{calibration_before}/{calibration_after} s; medians, CPU (user+sys) and wall")
     print(f"first plan, empty content cache: {cold_cpu:.2f} s CPU, {cold_wall:.2f} s wall")
     worst = 0.0
     sizes = {}
@@ -103,7 +109,7 @@ def main() -> int:
             "commit": args.commit or git("rev-parse", "--short", "HEAD"),
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if not args.commit else None,
             "cores": cores, "load_before": round(load_before, 2), "load_after": round(load, 2),
-            "rounds": args.repeats, "stack": args.stack, "first_plan_cpu_s": round(cold_cpu, 3), "sizes": sizes})
+            "calibration_s": [calibration_before, calibration_after], "rounds": args.repeats, "stack": args.stack, "first_plan_cpu_s": round(cold_cpu, 3), "sizes": sizes})
     print(suite_line())
     return 0 if worst <= GOAL else 1
 
