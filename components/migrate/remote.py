@@ -1,7 +1,8 @@
 """ssh to cluster nodes through the cloud's private path, as an ssh ProxyCommand (no public IP, no open port 22):
 - AWS: Session Manager's AWS-StartSSHSession document (`%h` is the instance id; needs the session-manager-plugin);
 - GCP: IAP TCP forwarding, `gcloud compute start-iap-tunnel %h %p --listen-on-stdin` (`%h` is the instance name);
-- Azure: Bastion's native-client tunnel, through bastion-proxy.sh (`%h` is the VM's resource id).
+- Azure: Bastion's native-client tunnel, through the Ansible collection's `files/bastion-proxy`, the one helper
+  that `gpufleet inventory --bastion` also uses (`%h` is the VM's resource id).
 `--proxy-command` replaces the cloud's command (a jump host, or the tests' loopback tunnel).
 """
 
@@ -15,10 +16,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..inventory.collection import collection_path
 from ..spec.errors import MISSING, Problem, SpecError
 from .manifest import ROOT
 
-BASTION_PROXY = Path(__file__).with_name("bastion-proxy.sh")
 DEFAULT_USERS = {"aws": "ubuntu", "azure": "azureuser"}  # AWS: the Ubuntu-based images gpufleet boots
 
 
@@ -76,7 +77,12 @@ def cloud_proxy_command(cloud: str, region: str, zone: str | None, bastion: str 
         raise SpecError([Problem("--bastion", bastion or MISSING, "required on azure with --bastion-resource-group: the Azure "
                                  "Bastion host (Standard SKU or higher, native client support on) in or peered with "
                                  "the cluster's VNet")], root=ROOT)
-    return f"{shlex.quote(str(BASTION_PROXY))} {shlex.quote(bastion)} {shlex.quote(bastion_group)} %h %p"
+    return f"{shlex.quote(str(bastion_proxy()))} {shlex.quote(bastion)} {shlex.quote(bastion_group)} %h %p"
+
+
+def bastion_proxy() -> Path:
+    """The ProxyCommand helper for Azure Bastion, shipped in the Ansible collection."""
+    return collection_path() / "files" / "bastion-proxy"
 
 
 def require_tools(*names: str) -> None:

@@ -78,25 +78,16 @@ def test_each_node_is_gated_drained_changed_checked_and_returned_in_that_order(n
     assert gated[:2] == ["fleet_healthy", "drain"] and gated[-2:] == ["acceptance", "return_to_service"]
 
 
-def test_the_bastion_proxy_passes_shellcheck():
-    from tests.cloud_init.test_lint import SHELLCHECK_HINT
-    from tests.validators import require_tool
-
-    done = subprocess.run([require_tool("shellcheck", SHELLCHECK_HINT), COLLECTION / "files" / "bastion-proxy"],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stdout
-
-
-def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path):
+@pytest.mark.parametrize("ending", ["ssh's SIGHUP", "end of input under nohup"])
+def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path, ending):
     """ssh's ProxyCommand side: stdin and stdout reach the target through a tunnel the proxy opens on a free port
-    (the Azure CLI faked by tests/ansible/fake/az; `nc` from netcat-openbsd), and the SIGHUP ssh sends at its end
-    closes the tunnel too."""
-    from tests.validators import require_tool
-
-    require_tool("nc", "install netcat-openbsd (`apt-get install -y netcat-openbsd`)")
+    (the Azure CLI faked by tests/ansible/fake/az), and the end of the ssh session closes the tunnel: the SIGHUP ssh
+    sends its ProxyCommand, or, where SIGHUP is ignored (a controller run under `nohup`), ssh closing its input."""
+    under_nohup = ending != "ssh's SIGHUP"
     target = f"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/{tmp_path.name}"
-    proxy = subprocess.Popen([COLLECTION / "files" / "bastion-proxy", "hub-bastion", "hub-rg", target, "22"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    command = [COLLECTION / "files" / "bastion-proxy", "hub-bastion", "hub-rg", target, "22"]
+    proxy = subprocess.Popen(["nohup", *command] if under_nohup else command, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True,
                              env={"PATH": f"{Path(__file__).parent / 'fake'}:/usr/bin:/bin"})
     try:
         assert proxy.stdout.readline() == f"tunnel to {target} port 22 via hub-bastion/hub-rg\n"
@@ -104,13 +95,30 @@ def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path)
         proxy.stdin.flush()
         assert proxy.stdout.readline() == "SSH-2.0-OpenSSH_9.6\n"
         proxy.send_signal(signal.SIGHUP)
-        assert proxy.wait(timeout=10) != 0
+        if under_nohup:
+            proxy.stdin.write("still relaying\n")  # the hangup was ignored, as nohup asks
+            proxy.stdin.flush()
+            assert proxy.stdout.readline() == "still relaying\n"
+            proxy.stdin.close()
+            assert proxy.wait(timeout=10) == 0
+        else:
+            assert proxy.wait(timeout=10) == 128 + signal.SIGHUP
     finally:
         proxy.kill()
     deadline = time.monotonic() + 10
     while tunnels(target) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert tunnels(target) == []
+
+
+def test_the_bastion_proxy_says_when_the_tunnel_fails(tmp_path):
+    """A tunnel that exits before it listens (Bastion refused it, `az` not logged in) ends the proxy with one line."""
+    fake = tmp_path / "az"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    done = subprocess.run([COLLECTION / "files" / "bastion-proxy", "hub-bastion", "hub-rg", "/vm", "22"],
+                          capture_output=True, text=True, timeout=30, env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
+    assert (done.returncode, done.stderr) == (1, "bastion-proxy: az network bastion tunnel to /vm exited\n")
 
 
 def tunnels(target: str) -> list[str]:

@@ -17,7 +17,6 @@ from gpufleet.migrate.match import MIGRATION_KEY
 from gpufleet.plan.cli import main
 from tests.migrate.fake_clis import fake_clis
 from tests.migrate.fixtures import Sshd, build_wheel, editable_project, make_venv, pip_install, start_sshd
-from tests.validators import require_tool
 
 pytestmark = pytest.mark.migrate
 BIG_FILE_BYTES = 6 * 1024 * 1024
@@ -248,7 +247,6 @@ def test_azure_bastion_helper_carries_the_copy(workload, sshd, tmp_path):
 
     import yaml
 
-    require_tool("nc", "install it with `apt-get install -y netcat-openbsd` (.ci/run does)")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "az").write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).with_name('fake_az.py')} \"$@\"\n")
@@ -261,7 +259,7 @@ def test_azure_bastion_helper_carries_the_copy(workload, sshd, tmp_path):
                              "accelerator": {"gpu": "T4", "gpus_per_node": 1},
                              "access": {"ssh_public_key": Path(__file__).with_name("example_key.pub").read_text()}},
         MIGRATION_KEY: {"manifest": str(workload["manifest"])}}}))
-    vm = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/gpu-0"
+    vm = f"/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/{tmp_path.name}"
     log = tmp_path / "bastion.log"
     dest = tmp_path / "node" / "workload"
     ssh = [arg for arg in sshd.ssh_arguments()]
@@ -274,3 +272,19 @@ def test_azure_bastion_helper_carries_the_copy(workload, sshd, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert (dest / "dataset" / "labels.csv").read_text() == "id,label\n1,cat\n"
     assert set(log.read_text().splitlines()) == {f"hub-bastion hub-rg {vm} 22"}
+    deadline = time.monotonic() + 10  # each ssh's tunnel is closed when that ssh ends
+    while processes_naming(vm) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_naming(vm) == []
+
+
+def processes_naming(text: str) -> list[str]:
+    """Processes whose command line holds `text` (the fake tunnels and their proxies)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found
