@@ -109,7 +109,8 @@ def main() -> int:
             "commit": args.commit or git("rev-parse", "--short", "HEAD"),
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if not args.commit else None,
             "cores": cores, "load_before": round(load_before, 2), "load_after": round(load, 2),
-            "calibration_s": [calibration_before, calibration_after], "rounds": args.repeats, "stack": args.stack, "first_plan_cpu_s": round(cold_cpu, 3), "sizes": sizes})
+            "calibration_s": [calibration_before, calibration_after], "rounds": args.repeats, "stack": args.stack,
+            "first_plan_cpu_s": round(cold_cpu, 3), "sizes": sizes})
     print(suite_line())
     return 0 if worst <= GOAL else 1
 

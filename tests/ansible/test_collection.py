@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.inventory.ansible_tools import COLLECTION, ansible_env, tool
+from tests.processes import left_running
 from tests.yaml_reader import read_yaml
 
 PLAYBOOKS = sorted((COLLECTION / "playbooks").glob("*.yml"))
@@ -105,10 +105,7 @@ def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path,
             assert proxy.wait(timeout=10) == 128 + signal.SIGHUP
     finally:
         proxy.kill()
-    deadline = time.monotonic() + 10
-    while tunnels(target) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert tunnels(target) == []
+    assert left_running(target) == []
 
 
 def test_the_bastion_proxy_says_when_the_tunnel_fails(tmp_path):
@@ -120,17 +117,6 @@ def test_the_bastion_proxy_says_when_the_tunnel_fails(tmp_path):
                           capture_output=True, text=True, timeout=30, env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
     assert (done.returncode, done.stderr) == (1, "bastion-proxy: az network bastion tunnel to /vm exited\n")
 
-
-def tunnels(target: str) -> list[str]:
-    """Processes whose command line names `target` (the fake tunnel)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if target.encode() in cmdline.read_bytes():
-                found.append(cmdline.parent.name)
-        except OSError:
-            continue
-    return found
 
 
 def test_the_module_and_the_driver_role_are_documented(tmp_path):

@@ -17,6 +17,7 @@ from gpufleet.migrate.match import MIGRATION_KEY
 from gpufleet.plan.cli import main
 from tests.migrate.fake_clis import fake_clis
 from tests.migrate.fixtures import Sshd, build_wheel, editable_project, make_venv, pip_install, start_sshd
+from tests.processes import left_running
 
 pytestmark = pytest.mark.migrate
 BIG_FILE_BYTES = 6 * 1024 * 1024
@@ -272,19 +273,5 @@ def test_azure_bastion_helper_carries_the_copy(workload, sshd, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert (dest / "dataset" / "labels.csv").read_text() == "id,label\n1,cat\n"
     assert set(log.read_text().splitlines()) == {f"hub-bastion hub-rg {vm} 22"}
-    deadline = time.monotonic() + 10  # each ssh's tunnel is closed when that ssh ends
-    while processes_naming(vm) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_naming(vm) == []
+    assert left_running(vm) == []  # each ssh's tunnel is closed when that ssh ends
 
-
-def processes_naming(text: str) -> list[str]:
-    """Processes whose command line holds `text` (the fake tunnels and their proxies)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if text.encode() in cmdline.read_bytes():
-                found.append(cmdline.parent.name)
-        except OSError:
-            continue
-    return found
