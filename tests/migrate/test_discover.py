@@ -165,9 +165,15 @@ def test_the_cli_exits_2_with_the_message(project, monkeypatch, capsys):
     manifest = project / "manifest.json"
     write_manifest(a_manifest("t4"), manifest)
     fakes = fake_clis(project / "fakes")
-    for key, value in fakes.env({}, (), "/usr/bin:/bin").items():
+    # PATH holds ssh and rsync (never run) and no `aws`, whatever this machine has installed.
+    own_tools = project / "ssh-and-rsync"
+    own_tools.mkdir()
+    for tool in ("ssh", "rsync"):
+        (own_tools / tool).write_text("#!/bin/sh\nexit 97\n")
+        (own_tools / tool).chmod(0o755)
+    for key, value in fakes.env({}, (), str(own_tools)).items():
         monkeypatch.setenv(key, value)
-    assert main(["migrate", "verify", "aws-train", "--manifest", str(manifest)]) == 2  # no `aws` in /usr/bin, /bin
+    assert main(["migrate", "verify", "aws-train", "--manifest", str(manifest)]) == 2
     err = capsys.readouterr().err
     assert "`aws` is not installed here" in err and "`--host`" in err and "Traceback" not in err, err
 
