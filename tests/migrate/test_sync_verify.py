@@ -119,20 +119,27 @@ def test_an_interrupted_copy_resumes(workload, sshd, tmp_path):
     far = dest / "dataset" / "shards" / "big.bin"
     slow = subprocess.Popen([sys.executable, "-m", "gpufleet.plan.cli", "migrate", "sync",
                              *sync_args(workload, sshd, dest, "i-0bbbbbbbbbbbbbbb2"), "--bwlimit", "512"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_interruptible)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _partial_bytes(far.parent):
         time.sleep(0.2)
     time.sleep(1)
     os.killpg(slow.pid, signal.SIGINT)  # what Ctrl-C does to the whole command
     out, err = slow.communicate(timeout=30)
-    assert slow.returncode == 130 and "interrupted; rsync kept the partial files" in out
+    assert slow.returncode == 130 and "interrupted; rsync kept the partial files" in out, out + err
     assert "Traceback" not in err
     kept = far.stat().st_size if far.exists() else 0
     assert 0 < kept < BIG_FILE_BYTES, "rsync --partial should keep the part it copied"
     resumed = cli("sync", *sync_args(workload, sshd, dest, "i-0bbbbbbbbbbbbbbb2"))
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     assert far.read_bytes() == (workload["data"] / "shards" / "big.bin").read_bytes()
+
+
+def _interruptible() -> None:
+    """Ctrl-C's SIGINT reaches the command as it does from a terminal, even where the suite was started in the
+    background by a shell without job control, which leaves SIGINT ignored in every process it starts."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _partial_bytes(folder: Path) -> int:
