@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..spec.errors import MISSING, Problem
-from ..spec.model import REQUIRED_WITHOUT_GROUPS, ClusterSpec
+from ..spec.model import MAX_CLUSTER_NODES, REQUIRED_WITHOUT_GROUPS, ClusterSpec
 from ..spec.rules import check_rules
 from .resolve import GROUP_FIELDS, GroupSpec, resolved_groups
 
@@ -19,7 +19,8 @@ from .resolve import GROUP_FIELDS, GroupSpec, resolved_groups
 def node_group_problems(spec: ClusterSpec) -> list[Problem]:
     """Every problem of `spec`'s groups (`spec.node_groups` is set), each once, at the path the user writes."""
     groups, problems = resolved_groups(spec)
-    problems = [*cluster_field_problems(spec), *problems, *partition_problems(spec, groups)]
+    problems = [*cluster_field_problems(spec), *problems, *partition_problems(spec, groups),
+                *size_problems(groups)]
     missing = [problem for group in groups for problem in missing_problems(group)]
     complete = [group for group in groups if not missing_problems(group)]
     return [*problems, *missing, *merged_group_problems({group.name: check_rules(group.spec) for group in complete})]
@@ -32,6 +33,11 @@ def cluster_field_problems(spec: ClusterSpec) -> list[Problem]:
         problems.append(Problem("node_groups", sorted(spec.node_groups), "an inference fleet is one group behind its "
                                 "load balancer; node groups are for training clusters: drop `node_groups`, or use "
                                 "`workload: training`"))
+    for name, group in sorted(spec.node_groups.items()):
+        if group.node is not None and "exporters" in group.node.model_fields_set:
+            problems.append(Problem(f"node_groups.{name}.node.exporters", group.node.exporters.model_dump(),
+                                    "the exporters are the cluster's: every node is scraped and alerted on alike, "
+                                    "and the firewall opens their ports once; set `node.exporters` at the top level"))
     if "partition" in spec.scheduler.slurm.model_fields_set:
         problems.append(Problem("scheduler.slurm.partition", spec.scheduler.slurm.partition, "with `node_groups` each "
                                 "group is a partition of its own: set `node_groups.<group>.slurm_partition` (default: "
@@ -61,6 +67,15 @@ def partition_problems(spec: ClusterSpec, groups: Sequence[GroupSpec]) -> list[P
     problems += [Problem(f"node_groups.{name}.slurm_default", True, f"node group {defaults[0]!r} is the default "
                          "partition already; mark one group") for name in defaults[1:]]
     return problems
+
+
+def size_problems(groups: Sequence[GroupSpec]) -> list[Problem]:
+    """A cluster holds at most MAX_CLUSTER_NODES nodes, all its groups together (one group's bound on `nodes`)."""
+    sizes = {group.name: group.spec.nodes for group in groups if group.spec.nodes is not None}
+    if sum(sizes.values()) <= MAX_CLUSTER_NODES:
+        return []
+    return [Problem("node_groups", sizes, f"{sum(sizes.values())} nodes in all; a cluster holds at most "
+                    f"{MAX_CLUSTER_NODES}, all its groups together: split it into clusters of their own")]
 
 
 def missing_problems(group: GroupSpec) -> list[Problem]:

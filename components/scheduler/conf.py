@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init.config import SlurmNodeConfig
 
+from ..spec.model import MAX_CLUSTER_NODES
+
 if TYPE_CHECKING:
     from ..catalog.selector import Selection
     from ..groups.plans import NodeGroupPlans
@@ -45,10 +47,6 @@ HEALTH_CHECK_INTERVAL_S = 300
 # Room above `nodes` for replacements that register before the nodes they replace are deleted.
 SPARE_NODE_SLOTS = 16
 CLUSTER_NAME = re.compile(r"[^a-z0-9]")
-
-
-MAX_CLUSTER_NODES = 4096
-"""The most nodes one cluster holds, all its groups together (the spec's bound on `nodes`)."""
 
 
 @dataclass(frozen=True)

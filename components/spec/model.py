@@ -34,6 +34,8 @@ DEFAULT_ROOT_DISK_GIB = 200
 # A group's name is part of its cloud resources' names (GCP: lower case, digits and inner hyphens) and its partition's.
 GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,13}[a-z0-9])?$"
 MAX_NODE_GROUPS = 32
+MAX_CLUSTER_NODES = 4096
+"""The most nodes one cluster holds, all its node groups together (one group's bound on `nodes`)."""
 GroupName = Annotated[str, StringConstraints(pattern=GROUP_NAME_PATTERN)]
 REQUIRED_WITHOUT_GROUPS = ("nodes", "accelerator")
 """Top-level fields a spec needs unless each of its node groups sets them."""
