@@ -63,10 +63,11 @@ class SlurmLauncher:
 LAUNCHERS = ("mpirun", "slurm")
 
 
-def make_launcher(name: str, environ: dict[str, str]) -> Launcher:
+def make_launcher(name: str, environ: dict[str, str], binary: str = NCCL_TESTS_BIN) -> Launcher:
+    """`binary`: the nccl-tests program of the figure's collective (`all_reduce_perf`, `all_gather_perf`)."""
     if name == "slurm":
-        return SlurmLauncher()
-    return MpirunLauncher(forward=tuple(v for v in FORWARDED if v in environ))
+        return SlurmLauncher(binary=binary)
+    return MpirunLauncher(binary=binary, forward=tuple(v for v in FORWARDED if v in environ))
 
 
 class Runner(Protocol):
