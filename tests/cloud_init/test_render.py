@@ -23,8 +23,9 @@ NVIDIA_OBSOLETE_EFA_VARS = ("FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FOR
                             "NCCL_PROTO", "RDMAV_FORK_SAFE")
 
 
-# The CLI runs on one stack per cloud; every stack also goes through the function the CLI calls, in one process.
-CLI_CASES = ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-ultra-stock")
+# The CLI runs on one stack per cloud, and on gcp-train (GPUDirect-TCPXO's units, scripts and NCCL settings); every
+# stack also goes through the function the CLI calls, in one process.
+CLI_CASES = ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-ultra-stock", "stack-gcp-train")
 
 
 @pytest.fixture(scope="module")

@@ -106,3 +106,19 @@ def test_the_fallback_is_announced_in_the_plan_with_the_fields_that_would_change
     [warning] = [w for w in cached_plan(TRAIN).outputs["warnings"] if "GPUDirect" in w]
     assert "NCCL over TCP on all 9 gVNIC NICs (the host NIC and 8 GPU NICs on their own VPCs, MTU 8244)" in warning
     assert "`gpudirect.trust_google_images: true`" in warning and "`gpudirect.allow_secure_boot_off: true`" in warning
+
+
+@pytest.mark.parametrize("overrides, field", [
+    (["fabric=gpudirect", "gpudirect={}"], "gpudirect.trust_google_images"),
+    (["fabric=gpudirect", "gpudirect={trust_google_images: true}"], "gpudirect.allow_secure_boot_off"),
+])
+def test_the_cli_refuses_forced_gpudirect_without_the_opt_in_naming_the_field(capsys, overrides, field):
+    """`gpufleet plan` exits 2 with one message at the field that would allow TCPXO, and says what it accepts."""
+    from gpufleet.plan.cli import main
+
+    code = main(["plan", "gcp-train", "--json", *(item for o in overrides for item in ("--set", o))])
+    out, err = capsys.readouterr()
+    text = out + err
+    assert code == 2 and "Traceback" not in text, text
+    assert text.count("problem(s)") == 1 and f"`{field}`: got false" in text, text
+    assert "Set it to accept that, or use `fabric: auto` (NCCL over TCP on all 9 gVNIC NICs" in text, text

@@ -102,6 +102,9 @@ def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, meta
             if line.startswith("unit "):
                 _, name, rest = line.split(" ", 2)
                 report.setdefault("units", {})[name] = rest.split()
+            elif line.startswith("started "):
+                _, name, *stamps = line.split()
+                report.setdefault("started", {})[name] = [int(stamp) for stamp in stamps]
             elif "=" in line:
                 key, _, value = line.partition("=")
                 report[key] = value
