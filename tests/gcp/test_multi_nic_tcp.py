@@ -89,8 +89,10 @@ def test_the_plan_is_byte_identical_between_runs():
     assert one(cached_plan(TRAIN), TEMPLATE).inputs == one(plan_spec(TRAIN), TEMPLATE).inputs
 
 
-# What the A3 High refusal must name: the kernel without a public source, and the containers that need it.
-TCPX_PIECES = ("kernel `linux-gcp-tcpx`", "Canonical PPA that needs a login and password",
+# What the A3 High refusal must name: the kernel without a public source or key, the containers that need it, and
+# why the one public image with TCPX does not serve.
+TCPX_PIECES = ("kernel `linux-gcp-tcpx`", "Canonical PPA whose login and password Google hands out on request",
+               "no public key to pin", "a3-highgpu-8g/README.md", "Container-Optimized OS", "no apt or DKMS",
                "`gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12`",
                "`nccl-plugin-gpudirecttcpx-dev:v3.1.9-2.19.4-12.0`", "a3high-slurm-blueprint.yaml")
 

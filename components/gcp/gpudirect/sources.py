@@ -107,14 +107,31 @@ TCPXO_PIECES = (
           "a3-megagpu-8g/nccl-tests/run-nccl-tests.sh", "nothing more"),
 )
 
-# GPUDirect-TCPX (A3 High) needs a TCPX-patched guest kernel. Its only source for Ubuntu is a Canonical PPA behind a
-# login and password ({CLUSTER_TOOLKIT} a3high-slurm-blueprint.yaml, `tcpx_kernel_login`); Google's Container-
-# Optimized OS carries TCPX but is not the Ubuntu/apt node gpufleet configures. RxDM and the plugin would come
-# as for TCPXO (slurm-gcp receive-data-path-manager: tcpgpudmarxd-dev:v2.0.12, nccl-plugin-gpudirecttcpx-dev:
-# v3.1.9-2.19.4-12.0), but without the kernel they cannot run, so `fabric: gpudirect` stays refused on A3 High.
+# GPUDirect-TCPX (A3 High) cannot be delivered with the least trust, checked again for issue 45:
+# - It needs a TCPX-patched guest kernel. Its only source for Ubuntu is the Canonical PPA `canonical-kernel-gcp-tcpx`,
+#   whose login, password and signing key a user must ask Google for: cluster-toolkit @ 061f7c5
+#   examples/machine-learning/a3-highgpu-8g/README.md ("submit a request to your Google Cloud representative for access
+#   credentials to install the linux-gcp-tcpx kernel"; `tcpx_kernel_login`, `tcpx_kernel_password`,
+#   `keyserver_ubuntu_key`). No public key or fingerprint exists to pin, and gpufleet cannot hold such credentials for
+#   its users, so no opt-in field could make the node verify it.
+# - The only image Google publishes with TCPX support is Container-Optimized OS (dstackai/dstack @ 6f6b421
+#   examples/clusters/a3high/README.md: "relying on the COS image used now"; its gcp/features/tcpx.py boots
+#   cos-cloud `cos-105-17412-535-78`). COS has no apt or DKMS and a read-only root: gpufleet's node stack (driver
+#   matched to CUDA, DCGM, exporters, Slurm, the install.d steps) cannot run there, and `image.id` images are not
+#   checked for it.
+# - The same README says the GPU-to-NIC map RxDM reads (/opt/tcpdirect_benchmark/gpu_rxq_configuration.textproto)
+#   "is built into the image" cluster-toolkit builds from that kernel.
+# RxDM and the plugin would come as for TCPXO (slurm-gcp receive-data-path-manager: tcpgpudmarxd-dev:v2.0.12,
+# nccl-plugin-gpudirecttcpx-dev:v3.1.9-2.19.4-12.0), but without the kernel they cannot run, so `fabric: gpudirect`
+# stays refused on A3 High, and `fabric: auto` runs NCCL over TCP on its five gVNIC NICs.
+TCPX_README = "GoogleCloudPlatform/cluster-toolkit @ 061f7c5 examples/machine-learning/a3-highgpu-8g/README.md"
+DSTACK_A3HIGH = "dstackai/dstack @ 6f6b421 examples/clusters/a3high/README.md"
 TCPX_PIECES = (
-    "the TCPX-patched kernel `linux-gcp-tcpx`, published for Ubuntu only in a Canonical PPA that needs a login and "
-    f"password ({CLUSTER_TOOLKIT} a3high-slurm-blueprint.yaml)",
+    "the TCPX-patched kernel `linux-gcp-tcpx`, published for Ubuntu only in a Canonical PPA whose login and password "
+    f"Google hands out on request ({TCPX_README}; {CLUSTER_TOOLKIT} a3high-slurm-blueprint.yaml): no public key "
+    "to pin, so no node can verify it",
     "the RxDM receive-datapath manager `gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12` and the TCPX NCCL "
-    f"plugin `nccl-plugin-gpudirecttcpx-dev:v3.1.9-2.19.4-12.0` ({SLURM_GCP.replace('-mega)', ')')}), which need it",
+    f"plugin `nccl-plugin-gpudirecttcpx-dev:v3.1.9-2.19.4-12.0` ({SLURM_GCP.replace('-mega)', ')')}), which need it; "
+    f"the one public image with TCPX is Container-Optimized OS ({DSTACK_A3HIGH}), which has no apt or DKMS for "
+    "gpufleet's node stack",
 )
