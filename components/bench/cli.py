@@ -91,7 +91,7 @@ def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
                             root=ROOT)
         hosts = read_hosts(args)
         cluster = parse_cluster_spec(apply_overrides(read_stack_config(args.stack), args.overrides).get(CLUSTER_KEY))
-        spec = group_spec(cluster, args.group)
+        spec = group_spec(cluster, getattr(args, "group", None))
         selection = select(spec)
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
