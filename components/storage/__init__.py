@@ -15,9 +15,10 @@ What lives elsewhere, and why:
   resources with the cloud's own tagging and naming (`aws.tagging`, `azure.tagging`, `gcp.labels`) and feeds its
   security rules (Azure's NSG takes `node_storage_rules`), so it belongs to the cloud as much as its network does.
   Moved here as `gpufleet.storage.<cloud>`, it would import `gpufleet.<cloud>.tagging`, whose package imports the
-  cloud's `cluster.py`, which imports the builder back: a cycle through the cloud package's `__init__` that breaks
-  whichever module is imported first, and that the module-level cycle test does not see. The cloud builders would
-  also leave the folders where tests/test_architecture.py keeps one cloud from importing another.
+  cloud's `cluster.py`, which imports the builder back: a cycle through the cloud package's `__init__` that fails
+  (ImportError, "partially initialized module") whenever the builder is imported before its cloud, and that the
+  module-level cycle test does not see. The builders would also leave the folders in which
+  tests/test_architecture.py keeps one cloud from importing another.
 - The `storage:` section of the spec (`spec/storage.py`) and its rules (`spec/storage_rules.py`, which also check
   `access:` and the existing-network fields) stay with the spec, which holds every section and every rule the one
   checking pipeline runs.
