@@ -157,6 +157,8 @@ def _later_problems(raw: Any, shape_problems: list[Problem], catalog: Catalog | 
     refused = {p.path.split(".")[0].split("[")[0] for p in shape_problems}
     if not refused or not refused <= set(raw) | set(PLACEHOLDERS):
         return []  # a required field is missing: nothing sensible to check against
+    if "node_groups" in refused:
+        return _other_groups_problems(raw, shape_problems, catalog)
     repaired = {key: value for key, value in raw.items() if key not in refused}
     repaired.update({key: value for key, value in PLACEHOLDERS.items() if key in refused})
     try:
@@ -164,6 +166,21 @@ def _later_problems(raw: Any, shape_problems: list[Problem], catalog: Catalog | 
         plan_node_groups(spec, catalog)
     except SpecError as err:
         return [p for p in err.problems if p.path.split(".")[0].split("[")[0] not in refused]
+    return []
+
+
+def _other_groups_problems(raw: dict, shape_problems: list[Problem], catalog: Catalog | None) -> list[Problem]:
+    """With node groups: the later stages' problems of the groups the earlier stages did not refuse, checked without
+    the refused ones (a problem of the cluster's own fields leaves nothing to check)."""
+    groups = raw.get("node_groups")
+    refused = {p.path.split(".")[1] if p.path.startswith("node_groups.") else None for p in shape_problems}
+    if not isinstance(groups, dict) or None in refused or not set(groups) - refused:
+        return []
+    repaired = {**raw, "node_groups": {name: group for name, group in groups.items() if name not in refused}}
+    try:
+        plan_node_groups(parse_cluster_spec(repaired), catalog)
+    except SpecError as err:
+        return list(err.problems)
     return []
 
 

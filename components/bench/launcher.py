@@ -53,9 +53,12 @@ class MpirunLauncher:
 class SlurmLauncher:
     binary: str = NCCL_TESTS_BIN
     name: str = "slurm"
+    partition: str | None = None
+    """The node group's partition, for a cluster of node groups (its nodes are in no other); None: the default."""
 
     def command(self, hosts: tuple[str, ...], gpus_per_node: int, size: int) -> list[str]:
-        return ["srun", f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}",
+        partition = [f"--partition={self.partition}"] if self.partition else []
+        return ["srun", *partition, f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}",
                 f"--ntasks-per-node={gpus_per_node}", f"--gpus-per-node={gpus_per_node}", "--mpi=pmix",
                 "--exclusive", *nccl_args(size, self.binary)]
 
@@ -63,10 +66,12 @@ class SlurmLauncher:
 LAUNCHERS = ("mpirun", "slurm")
 
 
-def make_launcher(name: str, environ: dict[str, str], binary: str = NCCL_TESTS_BIN) -> Launcher:
-    """`binary`: the nccl-tests program of the figure's collective (`all_reduce_perf`, `all_gather_perf`)."""
+def make_launcher(name: str, environ: dict[str, str], binary: str = NCCL_TESTS_BIN,
+                  partition: str | None = None) -> Launcher:
+    """`binary`: the nccl-tests program of the figure's collective (`all_reduce_perf`, `all_gather_perf`);
+    `partition`: the node group's Slurm partition, for a cluster of node groups."""
     if name == "slurm":
-        return SlurmLauncher(binary=binary)
+        return SlurmLauncher(binary=binary, partition=partition)
     return MpirunLauncher(binary=binary, forward=tuple(v for v in FORWARDED if v in environ))
 
 
