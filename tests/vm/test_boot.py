@@ -107,12 +107,14 @@ def test_tcpxo_services_start_in_order_and_do_not_loop(booted, stack):
         assert units["gpufleet-tcpxo-plugin.service"][-1] == "active", (number, units)
         assert units["gpufleet-rxdm.service"][-1] == "active" and units["gpufleet-rxdm.service"][1] == "0", (
             number, units)
-        # (activating, settled) per unit: the boot steps, then the installer, then RxDM until ready, then the check.
-        started = report["started"]
+        # The boot steps, then the installer, then RxDM until ready, then the check: each starts once the one before
+        # is done (active, or failed for a oneshot that never became active).
+        started = report["started"]  # unit -> (activating, active, last state change), monotonic µs
         order = ["gpufleet-boot.service", "gpufleet-tcpxo-plugin.service", "gpufleet-rxdm.service",
                  "gpufleet-health.service"]
         assert all(started[unit][0] > 0 for unit in order), (number, started)
-        assert all(started[before][1] <= started[after][0] for before, after in zip(order, order[1:], strict=False)), (
+        done = {unit: started[unit][1] or started[unit][2] for unit in order}
+        assert all(done[before] <= started[after][0] for before, after in zip(order, order[1:], strict=False)), (
             number, started)
         assert "08-tcpxo-devices" in report["boot_failed"], (number, report["boot_failed"])
         health = report["health"]
