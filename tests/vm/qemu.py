@@ -104,7 +104,7 @@ def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, meta
                 report.setdefault("units", {})[name] = rest.split()
             elif line.startswith("started "):
                 _, name, *stamps = line.split()
-                report.setdefault("started", {})[name] = [int(stamp) for stamp in stamps]
+                report.setdefault("started", {})[name] = [int(s) if s.isdigit() else 0 for s in stamps]
             elif "=" in line:
                 key, _, value = line.partition("=")
                 report[key] = value
