@@ -18,9 +18,10 @@ from .data import GITIGNORE_FILTER
 from .manifest import Manifest, write_manifest
 from .remote import Nodes, alias
 
-# ssh could not connect (rsync's 255): the SSM agent restarts for a while after boot and drops sessions
-# (skypilot PR #9509 retries the same way), so the copy is tried again after a pause, resuming what was sent.
-SSH_FAILED = 255
+# The connection failed: the SSM agent restarts for a while after boot and drops sessions (skypilot PR #9509
+# retries the same way), so the copy is tried again after a pause, resuming what was sent. rsync reports ssh's own
+# failure as 255, unless it reads the closed pipe before it reaps ssh (a race a loaded host loses): then as 12.
+CONNECTION_FAILED = {255: "ssh could not connect", 12: "the connection closed mid-stream"}
 RETRIES = 3
 RETRY_PAUSE_S = 5
 META_DIR = ".gpufleet-migrate"  # beside the data on the node: manifest.json, requirements.txt, SHA256SUMS
@@ -66,9 +67,11 @@ def sync(manifest: Manifest, nodes: Nodes, data: list[Path], dest: str, shared: 
 def _rsync_with_retries(command: list[str], host: str, retries: int) -> subprocess.CompletedProcess:
     for attempt in range(retries + 1):
         done = subprocess.run(command)
-        if done.returncode != SSH_FAILED or attempt == retries:
+        reason = CONNECTION_FAILED.get(done.returncode)
+        if reason is None or attempt == retries:
             return done
         pause = RETRY_PAUSE_S * (attempt + 1)
-        print(f"sync: ssh to {host} failed; retrying in {pause} s ({attempt + 1} of {retries})", flush=True)
+        print(f"sync: ssh to {host} failed ({reason}, rsync exited {done.returncode}); retrying in {pause} s "
+              f"({attempt + 1} of {retries})", flush=True)
         time.sleep(pause)
     return done
