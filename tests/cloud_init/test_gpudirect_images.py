@@ -167,7 +167,9 @@ def container(tmp_path: Path, action: str, images: dict[str, str], metadata_url:
     bin_dir.mkdir(exist_ok=True)
     lib_dir = tmp_path / "tcpxo/lib64"
     (bin_dir / "docker").write_text(
-        '#!/bin/bash\necho "$*" >> "$FAKE_LOG"\n'
+        # `docker login --password-stdin` reads the token; a fake that did not would leave the script's printf a
+        # closed pipe (SIGPIPE: exit 141 under pipefail) whenever it exited first.
+        '#!/bin/bash\necho "$*" >> "$FAKE_LOG"\nif [ "$1" = login ]; then cat > /dev/null; fi\n'
         f'if [ "$1" = run ] && [ "${{@: -2:1}}" = install ]; then mkdir -p {lib_dir} && : > {lib_dir}/libnccl-net.so; fi\n')
     (bin_dir / "ldconfig").write_text("#!/bin/bash\n")
     for tool in ("docker", "ldconfig"):
