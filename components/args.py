@@ -106,6 +106,27 @@ class NetworkArgs(TypedDict):
     """GCP: the primary NIC's subnetwork (name or self link) in `region`. Default: gpufleet creates one."""
 
 
+class NodeGroupArgs(TypedDict):
+    """One kind of node in the cluster, its own fleet and Slurm partition; a field left out takes the cluster's."""
+
+    nodes: NotRequired[int]
+    """Nodes in this group, 1 to 4096. Default: the cluster's `nodes`."""
+    accelerator: NotRequired[AcceleratorArgs]
+    """This group's GPU or instance type. Default: the cluster's."""
+    market: NotRequired[MarketArgs]
+    """How this group's nodes are bought. Default: the cluster's."""
+    image: NotRequired[ImageArgs]
+    """This group's boot image. Default: the cluster's."""
+    root_disk_gib: NotRequired[int]
+    """This group's root volume size. Default: the cluster's."""
+    node: NotRequired[dict[str, Any]]
+    """Node software for this group, merged key by key over the cluster's `node`. Default: the cluster's."""
+    slurm_partition: NotRequired[str]
+    """The Slurm partition this group's nodes form. Default: the group's name."""
+    slurm_default: NotRequired[bool]
+    """This group's partition is Slurm's default. Default: the first group by name."""
+
+
 class GpuClusterArgs(TypedDict):
     """A GPU cluster on the component's cloud: the stack file's `gpufleet:cluster` mapping without `cloud`."""
 
@@ -113,10 +134,10 @@ class GpuClusterArgs(TypedDict):
     """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
     zone: NotRequired[str]
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones."""
-    nodes: int
-    """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet."""
-    accelerator: AcceleratorArgs
-    """The GPU (model and count) or the instance type."""
+    nodes: NotRequired[int]
+    """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet. Required unless every node group sets its own."""
+    accelerator: NotRequired[AcceleratorArgs]
+    """The GPU (model and count) or the instance type. Required unless every node group sets its own."""
     market: NotRequired[MarketArgs]
     """How nodes are bought. Default: on demand."""
     fabric: NotRequired[str]
@@ -153,4 +174,6 @@ class GpuClusterArgs(TypedDict):
     """An MLPerf workload (`mlperf`, `samples`) the plan prices per job beside the hourly cost. Default: none."""
     scheduler: NotRequired[dict[str, Any]]
     """A Slurm controller over the nodes (`kind: slurm`): the `scheduler` section of the spec reference. Default: no scheduler."""
+    node_groups: NotRequired[dict[str, NodeGroupArgs]]
+    """Several kinds of node in one cluster, by group name: each its own fleet and Slurm partition, the fields above its defaults. Default: one group."""
 

@@ -77,10 +77,12 @@ def performance_expectation(selection: Selection) -> str | None:
     return node_expectation(instance.cloud, instance.name, selection.gpu.model, performance.tolerance)
 
 
-def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_digest) -> BootConfig:
+def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_digest,
+                group: str | None = None) -> BootConfig:
     """Everything the node stack needs, resolved from the spec and the catalog. `pin` maps each container image the
     node runs to its reference by digest: the registry's answer at deploy time (`registry_digest`, which the cloud
-    components ask for), or the offline stand-in (the default)."""
+    components ask for), or the offline stand-in (the default). `group`: the node group's name (None for a spec
+    without `node_groups`), which its Slurm nodes carry as a feature."""
     spec, instance, gpu, node = selection.spec, selection.instance, selection.gpu, selection.spec.node
     iso = node.isolation
     nic_names = instance.extra.get("nic_names") or {}
@@ -127,7 +129,7 @@ def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_dig
         aws_lifecycle_hook=aws_lifecycle_hook(spec),
         **storage_boot_fields(spec),
         triton=triton_config(selection, pin),
-        slurm=slurm_node_config(selection, cluster_name),
+        slurm=slurm_node_config(selection, cluster_name, group),
         vgpu=vgpu_driver_config(selection),
     )
 
@@ -145,7 +147,8 @@ def vgpu_driver_config(selection: Selection) -> VgpuDriverConfig | None:
                             published_sha256=driver.published_sha256)
 
 
-def user_data_for(selection: Selection, cluster_name: str, pin: Pin = deferred_digest) -> str:
+def user_data_for(selection: Selection, cluster_name: str, pin: Pin = deferred_digest,
+                  group: str | None = None) -> str:
     """The node's cloud-config text ("#cloud-config ..."); deterministic for a given spec, catalog and registry
     answer. Its size is checked once, against the cloud's limit, by `gpufleet.pipeline.plan_cluster`."""
-    return render_cloud_config(boot_config(selection, cluster_name, pin))
+    return render_cloud_config(boot_config(selection, cluster_name, pin, group))

@@ -78,6 +78,9 @@ class GpuClusterOutputs(pulumi.ComponentResource):
     """Things to know about the serving setup (with `inference`)."""
     job_cost: pulumi.Output[Optional[dict[str, Any]]]
     """Hours and cost of the spec's `job` (an MLPerf workload) on this cluster, with the MLPerf row used (with `job`)."""
+    node_groups: pulumi.Output[Optional[dict[str, Any]]]
+    """Each node group by name (with `node_groups`): its instance type, GPUs, nodes, market, fabric, placement, Slurm
+    partition, cost (at each market) and its fleet (name, template, how to list and reach its nodes)."""
 
     def publish(self, values: dict[str, Any]) -> None:
         """Sets every output attribute from `values` (plain values or Inputs) and registers them.

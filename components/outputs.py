@@ -9,13 +9,29 @@ import pulumi
 from .boot import node_fabric
 from .catalog.selection_cost import cluster_cost, cost_table
 from .catalog.selector import Selection
+from .groups.cost import group_cost_rows
+from .groups.plans import NodeGroupPlans
 from .monitoring.scrape import enabled_jobs
 from .spec import ClusterSpec
 from .storage_cost import shared_filesystem_output
 
 
-def common_outputs(selection: Selection) -> dict[str, Any]:
-    """Cloud-neutral facts and the estimated cost at the chosen market, as plain values."""
+def common_outputs(plans: NodeGroupPlans) -> dict[str, Any]:
+    """Cloud-neutral facts and the estimated cost at the chosen market, as plain values. With node groups: the
+    default group's type, GPU, fabric and market; the cluster's nodes, GPUs, cost (one row per group and the
+    total) and warnings; each group's own in the `node_groups` output."""
+    outputs = group_facts(plans.first)
+    if not plans.grouped:
+        return outputs
+    rows = group_cost_rows(plans)
+    return {**outputs, "nodes": plans.nodes,
+            "gpus_total": sum(plan.instance.gpus * plan.spec.nodes for plan in plans.groups),
+            "estimated_usd_per_hour": rows[-1]["usd_per_hour"], "estimated_usd_per_month": rows[-1]["usd_per_month"],
+            "cost": rows, "warnings": list(plans.warnings)}
+
+
+def group_facts(selection: Selection) -> dict[str, Any]:
+    """One group's facts and its estimated cost at its market (a one-group cluster's outputs)."""
     spec, instance = selection.spec, selection.instance
     cost = cluster_cost(selection)
     return {

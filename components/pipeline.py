@@ -17,7 +17,7 @@ Stages, in order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from importlib import import_module
 from types import ModuleType
 from typing import Any
@@ -29,6 +29,10 @@ from .boot import user_data_for
 from .catalog.loader import Catalog, load_catalog
 from .catalog.selector import Selection, select
 from .deploytime.containers import Pin, deferred_digest
+from .groups.checks import merged_group_problems
+from .groups.placement import fabric_problems, shared_placement
+from .groups.plans import ClusterPlan, NodeGroupPlans
+from .groups.resolve import group_specs
 from .spec.errors import Problem, SpecError
 from .spec.model import ClusterSpec
 from .spec.parse import parse_cluster_spec
@@ -41,31 +45,43 @@ PLACEHOLDERS = {"nodes": 1}
 BY_REFERENCE = ("aws",)
 
 
-@dataclass(frozen=True)
-class ClusterPlan(Selection):
-    """Everything decided before any resource is declared: the selection's fields (spec, instance, gpu, fabric,
-    placement_group, price, warnings), plus the node's user data, rendered and size-checked once."""
-
-    cluster_name: str
-    cloud_config: str
-    """The node's cloud-config text ("#cloud-config ..."), deterministic for a spec and catalog."""
-    user_data: str
-    """`cloud_config` encoded for the cloud's API field (AWS: gzip+base64, Azure: base64, GCP: plain); empty when
-    the cloud-config is fetched by reference (`by_reference`)."""
-    by_reference: bool = False
-    """AWS only: the cloud-config does not fit the launch template and lies in S3 behind a boothook."""
-
-
 def cloud_rules(cloud: str) -> ModuleType:
     """`gpufleet.<cloud>.rules`: `spec_problems(spec)`, `plan_problems(selection)`, `plan_warnings(selection)`."""
     return import_module(f"gpufleet.{cloud}.rules")
 
 
+def plan_node_groups(spec: ClusterSpec, catalog: Catalog | None = None, *,
+                     name: str = DEFAULT_CLUSTER_NAME, pin: Pin = deferred_digest) -> NodeGroupPlans:
+    """The checked plan of every node group of `spec` (one, for a spec without `node_groups`), and the checks that
+    span groups; raises `SpecError` with every problem of every group, each at the group's path."""
+    groups = group_specs(spec)
+    if len(groups) == 1 and groups[0].name is None:
+        return NodeGroupPlans(spec, (plan_cluster(spec, catalog, name=name, pin=pin),))
+    plans, per_group = [], {}
+    for group in groups:
+        try:
+            plans.append(plan_cluster(group.spec, catalog, name=name, pin=pin, group=group.name,
+                                      slurm_default=group.slurm_default))
+        except SpecError as err:
+            per_group[group.name] = err.problems
+    problems = merged_group_problems(per_group, [group.name for group in groups])
+    if problems:
+        raise SpecError(problems)
+    grouped = shared_placement(spec, tuple(plans))
+    problems = [*fabric_problems(grouped), *cloud_rules(spec.cloud).cluster_problems(grouped)]
+    if problems:
+        raise SpecError(problems)
+    return grouped
+
+
 def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
-                 name: str = DEFAULT_CLUSTER_NAME, pin: Pin = deferred_digest) -> ClusterPlan:
-    """The checked plan for `spec`; raises `SpecError` with every problem of every stage that could run. `pin`: how
-    the node's container images get their digests; the cloud components pass `registry_digest` (asked only once the
-    spec has passed every earlier stage), checks and plans keep the offline stand-in."""
+                 name: str = DEFAULT_CLUSTER_NAME, pin: Pin = deferred_digest, group: str | None = None,
+                 slurm_default: bool = True) -> ClusterPlan:
+    """The checked plan for `spec`, one node group's (resolved) spec; raises `SpecError` with every problem of every
+    stage that could run. `pin`: how the node's container images get their digests; the cloud components pass
+    `registry_digest` (asked only once the spec has passed every earlier stage), checks and plans keep the offline
+    stand-in. `group`: the node group's name, None for a spec without `node_groups`."""
+    assert spec.node_groups is None, "plan_node_groups plans each group of a spec with node_groups"
     rules = cloud_rules(spec.cloud)
     problems = list(rules.spec_problems(spec))
     try:
@@ -73,7 +89,7 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
     except SpecError as err:
         raise SpecError(_unique([*problems, *err.problems])) from None
     problems += rules.plan_problems(selection)
-    cloud_config = user_data_for(selection, name, deferred_digest if problems else pin)
+    cloud_config = user_data_for(selection, name, deferred_digest if problems else pin, group=group)
     problems += user_data_problems(cloud_config, spec.cloud)
     if problems:
         raise SpecError(_unique(problems))
@@ -83,7 +99,8 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
     values = {f.name: getattr(selection, f.name) for f in fields(Selection)}
     return ClusterPlan(**{**values, "warnings": tuple(dict.fromkeys(warnings))}, cluster_name=name,
                        cloud_config=cloud_config, by_reference=by_reference,
-                       user_data="" if by_reference else encode_user_data(cloud_config, spec.cloud))
+                       user_data="" if by_reference else encode_user_data(cloud_config, spec.cloud),
+                       group=group, slurm_default=slurm_default)
 
 
 def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec:
@@ -93,7 +110,7 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
         spec = parse_cluster_spec(raw)
     except SpecError as err:
         raise SpecError(_unique([*err.problems, *_later_problems(raw, err.problems, catalog)])) from None
-    plan_cluster(spec, catalog)
+    plan_node_groups(spec, catalog)
     return spec
 
 
@@ -140,13 +157,30 @@ def _later_problems(raw: Any, shape_problems: list[Problem], catalog: Catalog | 
     refused = {p.path.split(".")[0].split("[")[0] for p in shape_problems}
     if not refused or not refused <= set(raw) | set(PLACEHOLDERS):
         return []  # a required field is missing: nothing sensible to check against
+    if "node_groups" in refused:
+        return _other_groups_problems(raw, shape_problems, catalog)
     repaired = {key: value for key, value in raw.items() if key not in refused}
     repaired.update({key: value for key, value in PLACEHOLDERS.items() if key in refused})
     try:
         spec = parse_cluster_spec(repaired)
-        plan_cluster(spec, catalog)
+        plan_node_groups(spec, catalog)
     except SpecError as err:
         return [p for p in err.problems if p.path.split(".")[0].split("[")[0] not in refused]
+    return []
+
+
+def _other_groups_problems(raw: dict, shape_problems: list[Problem], catalog: Catalog | None) -> list[Problem]:
+    """With node groups: the later stages' problems of the groups the earlier stages did not refuse, checked without
+    the refused ones (a problem of the cluster's own fields leaves nothing to check)."""
+    groups = raw.get("node_groups")
+    refused = {p.path.split(".")[1] if p.path.startswith("node_groups.") else None for p in shape_problems}
+    if not isinstance(groups, dict) or None in refused or not set(groups) - refused:
+        return []
+    repaired = {**raw, "node_groups": {name: group for name, group in groups.items() if name not in refused}}
+    try:
+        plan_node_groups(parse_cluster_spec(repaired), catalog)
+    except SpecError as err:
+        return list(err.problems)
     return []
 
 

@@ -35,7 +35,14 @@ def test_the_schema_offers_every_component_with_typed_inputs_and_outputs():
     assert sorted(schema["resources"]) == [f"gpufleet:index:{c.__name__}" for c in components()]
     aws = schema["resources"]["gpufleet:index:AwsGpuCluster"]
     assert aws["isComponent"] is True
-    assert set(aws["requiredInputs"]) == {"region", "nodes", "accelerator"}
+    # `nodes` and `accelerator` may come from each node group instead (`node_groups`); the component refuses a spec
+    # that has neither, with the field's name (tests/groups).
+    assert set(aws["requiredInputs"]) == {"region"}
+    groups = aws["inputProperties"]["nodeGroups"]
+    assert groups["type"] == "object"
+    assert groups["additionalProperties"]["$ref"] == "#/types/gpufleet:index:NodeGroupArgs"
+    assert {"slurmPartition", "slurmDefault", "accelerator", "market"} <= set(
+        schema["types"]["gpufleet:index:NodeGroupArgs"]["properties"])
     assert aws["inputProperties"]["network"]["$ref"] == "#/types/gpufleet:index:NetworkArgs"
     assert schema["types"]["gpufleet:index:NetworkArgs"]["properties"]["existingSubnetId"]["type"] == "string"
     assert aws["properties"]["fleetName"] == {"type": "string", "description": "The nodes' Auto Scaling group."}
@@ -80,6 +87,20 @@ def test_a_hosted_component_declares_what_the_python_class_declares(cloud, stack
     assert len(direct) > 5 and hosted == direct
 
 
+@pytest.mark.parametrize("cloud", ["aws", "azure", "gcp"])
+def test_a_hosted_component_with_node_groups_declares_what_the_python_class_declares(cloud):
+    from tests.groups.test_plans import SPECS
+
+    args = {**{k: v for k, v in SPECS[cloud].items() if k != "cloud"}, "scheduler": {"kind": "slurm"}}
+    args["node_groups"] = {name: {**group, **({"market": {"type": group["market"]}} if isinstance(
+        group.get("market"), str) else {})} for name, group in args["node_groups"].items()}  # no shorthand in the schema
+    component = COMPONENTS[cloud]
+    provider = ComponentProvider(components(), PACKAGE_NAME, "0.0.0")
+    hosted = declared(lambda: provider.construct("gpufleet", f"gpufleet:index:{component.__name__}", camel(args)))
+    direct = declared(lambda: component("gpufleet", args))
+    assert hosted == direct and any(name == "gpufleet-debug-nodes" for _, name, _, _ in direct)
+
+
 def test_a_hosted_component_refuses_bad_input_by_field():
     provider = ComponentProvider(components(), PACKAGE_NAME, "0.0.0")
     args = {k: v for k, v in read_stack_config("aws-dev")["gpufleet:cluster"].items() if k != "cloud"}
@@ -108,6 +129,9 @@ def test_the_yaml_example_uses_only_schema_properties_and_declares_a_cluster():
                          zone=properties.get("zone"))
     group = [r for r in resources if r[1] == "train-nodes"][0]
     assert group[3]["vpcZoneIdentifiers"] == ["subnet-0fa7f0e5b1c2d3e4f"]
+    team = declared(lambda: provider.construct("team", clusters["team"]["type"], clusters["team"]["properties"]))
+    assert sorted(r[1] for r in team if r[0] == "aws:autoscaling/group:Group") == ["team-eval-nodes",
+                                                                                   "team-train-nodes"]
 
 
 def _unknown_keys(value: dict, properties: dict, schema: dict, path: str = "") -> list[str]:
@@ -120,6 +144,11 @@ def _unknown_keys(value: dict, properties: dict, schema: dict, path: str = "") -
         if ref.startswith("#/types/") and isinstance(item, dict):
             nested = schema["types"][ref[len("#/types/"):]]["properties"]
             unknown += _unknown_keys(item, nested, schema, f"{path}{key}.")
+        entries = properties[key].get("additionalProperties", {}).get("$ref", "")  # a map of objects (nodeGroups)
+        if entries.startswith("#/types/") and isinstance(item, dict):
+            nested = schema["types"][entries[len("#/types/"):]]["properties"]
+            for name, entry in item.items():
+                unknown += _unknown_keys(entry, nested, schema, f"{path}{key}.{name}.")
     return unknown
 
 

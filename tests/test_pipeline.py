@@ -63,7 +63,7 @@ def test_components_call_the_pipeline_not_the_selector(cloud):
     tree = ast.parse((COMPONENTS / cloud / "cluster.py").read_text())
     called = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
               for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    assert "plan_cluster" in called and not called & {"select", "user_data_for"}
+    assert called & {"plan_cluster", "plan_node_groups"} and not called & {"select", "user_data_for"}
 
 
 def test_shape_and_catalog_problems_come_out_together():

@@ -6,6 +6,8 @@ Children are named f"{name}-{role}" (roles: vpc, igw, subnet, nat-subnet, nat-ip
 sg-*, pg, role, role-ssm, role-health, role-policy-*, role-buckets-read, role-node-config, profile, key, fs-sg,
 fs-sg-*, fsx, fsx-s3, efs, efs-mount, node-config and node-config-* (only when the user data exceeds 16 KB), lt,
 nodes, ssm-transfer and ssm-transfer-*, and the serving and monitoring server children) and parented to the component.
+With `node_groups`, each group's lt, nodes, drain-hook and node-config children are f"{name}-{group}-{role}"
+(`node_group.py`); everything else is the cluster's, once.
 They use the caller's provider (`opts.provider` / `opts.providers`) or the default one, which reads the stack's
 `aws:*` config (profile, assumeRoles, allowedAccountIds, defaultTags); each regional resource names the spec's
 region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own is needed.
@@ -22,21 +24,20 @@ import pulumi_aws as aws
 from ..args import GpuClusterArgs
 from ..component import GpuClusterOutputs
 from ..deploytime.containers import registry_digest
+from ..groups.outputs import group_outputs
+from ..groups.plans import NodeGroupPlans
 from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import ClusterPlan, plan_cluster
+from ..pipeline import plan_node_groups
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
-from ..storage_boot import user_data_with_source
-from .fleet import build_fleet
 from .identity import build_instance_profile, grid_driver_location
-from .launch_template import build_launch_template
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
-from .node_config import node_user_data
+from .node_group import AwsNodeGroup, ClusterShared, build_node_group
 from .outputs import access_outputs
 from .permissions import grant_node_permissions
 from .placement import build_placement_group
@@ -53,19 +54,18 @@ CLOUD = "aws"
 
 @dataclass(frozen=True)
 class AwsPlan:
-    """Everything decided before any resource is declared."""
+    """Everything decided before any resource is declared: each node group's checked plan (its selection and user
+    data, rendered before a shared filesystem's address is put in) and the monitoring secrets."""
 
-    selection: ClusterPlan
-    user_data: str
-    """The rendered user data, before encoding (a shared filesystem's address is put in once known)."""
+    groups: NodeGroupPlans
     monitoring: MonitoringPlan
 
 
 def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
-    """The one checking pipeline (`gpufleet.pipeline.plan_cluster`: selection, AWS rules, user data size) plus the
-    monitoring secrets; raises `SpecError` with every problem."""
-    selection = plan_cluster(spec, name=name, pin=registry_digest)
-    return AwsPlan(selection, selection.cloud_config, plan_monitoring(selection))
+    """The one checking pipeline (`gpufleet.pipeline.plan_node_groups`: selection, AWS rules, user data size, per
+    group) plus the monitoring secrets; raises `SpecError` with every problem."""
+    groups = plan_node_groups(spec, name=name, pin=registry_digest)
+    return AwsPlan(groups, plan_monitoring(groups))
 
 
 class AwsGpuCluster(GpuClusterOutputs):
@@ -106,42 +106,52 @@ class AwsGpuCluster(GpuClusterOutputs):
         plan = plan_or_refuse(pipeline, request.spec)
         inputs = request.inputs(pipeline)  # Outputs go through the same pipeline once known
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.selection = plan.selection
+        self.plans = plan.groups
+        self.selection = plan.groups.first
         self.publish(self._build(name, plan, inputs))
 
     def _build(self, name: str, plan: AwsPlan, inputs: ClusterInputs) -> dict:
-        """Declares the children: network, security, identity and permissions, storage, nodes, serving, monitoring."""
-        selection = plan.selection
+        """Declares the children: network, security, identity and permissions, storage, the Slurm controller, each
+        node group's fleet, serving, monitoring."""
+        plans = plan.groups
+        selection = plans.first  # the cluster's own fields (region, network, access, ...) are every group's
         spec = selection.spec
         tag = tagger(pulumi.get_stack(), name, inputs.tags, cluster_hash(name))
         child = pulumi.ResourceOptions(parent=self)
         self.network = build_network(name, spec, inputs.existing_subnet_id, tag, child)
         network = self.network
         self.security_group = build_security_group(name, spec, network.vpc_id, tag, child)
-        self.placement = build_placement_group(name, selection, tag, child)
-        self.identity = build_instance_profile(name, cluster_hash(name), tag, child, grid_driver_location(selection))
+        self.placement = build_placement_group(name, plans.placed[0], tag, child) if plans.placed else None
+        grid_driver = next(filter(None, map(grid_driver_location, plans.groups)), None)
+        self.identity = build_instance_profile(name, cluster_hash(name), tag, child, grid_driver)
         extra_policies = grant_node_permissions(name, spec, self.identity.role.name, child, inputs.iam_policy_arns)
         self.shared_storage = build_shared_storage(name, spec, network.vpc_id, network.subnet_id,
                                                    self.security_group.id, network.vpc_cidr, tag, child)
         shared = self.shared_storage
-        cloud_config = user_data_with_source(plan.user_data, shared.source if shared else None, str)
-        user_data = node_user_data(name, spec, cloud_config, not selection.by_reference, self.identity.role.name,
-                                   cluster_hash(name), tag, child)
         key_name = _key_pair(name, spec, inputs.ssh_public_key, tag, child)
-        self.slurm = SlurmController(name, selection, network.vpc_id, network.subnet_id, self.security_group.id,
+        self.slurm = SlurmController(name, plans, network.vpc_id, network.subnet_id, self.security_group.id,
                                      self.identity.role.name, tag, child, metrics=plan.monitoring.enabled,
                                      ) if spec.scheduler.kind == "slurm" else None
-        self.launch_template = build_launch_template(name, selection, self.security_group.id, self.identity.profile,
-                                                     user_data, key_name, tag, child, inputs.image_id,
-                                                     self.slurm.node_tags if self.slurm else None)
-        self.fleet = build_fleet(name, selection, self.launch_template, network.subnet_id, self.placement, tag,
-                                 child)
+        cluster_shared = ClusterShared(
+            subnet_id=network.subnet_id, security_group_id=self.security_group.id, identity=self.identity,
+            placement=self.placement, cluster_id=cluster_hash(name), key_name=key_name, image_id=inputs.image_id,
+            shared_source=shared.source if shared else None,
+            instance_tags=self.slurm.node_tags if self.slurm else None)
+        self.group_fleets: dict[Optional[str], AwsNodeGroup] = {
+            group.group: build_node_group(name, group, cluster_shared, tag, child) for group in plans.groups}
+        first = self.group_fleets[selection.group]
+        self.launch_template, self.fleet = first.launch_template, first.fleet
         self.ssm_transfer = build_ssm_transfer_bucket(name, spec, cluster_hash(name), tag, child)
         self.serving = build_serving(name, spec, network.vpc_id, network.vpc_cidr, network.subnet_id,
                                      network.public_subnet_id, self.security_group, self.identity.role.name, self.fleet,
                                      tag, child) if spec.inference else None
         return {
-            **common_outputs(selection),
+            **common_outputs(plans),
+            **group_outputs(plans, {group: {"launch_template_id": node_group.launch_template.id,
+                                            "fleet_name": node_group.fleet.name,
+                                            **access_outputs(spec.region, node_group.fleet.name,
+                                                             node_group.plan.instance.gpus)}
+                                    for group, node_group in self.group_fleets.items()}),
             "vpc_id": network.vpc_id,
             "subnet_id": network.subnet_id,
             "security_group_id": self.security_group.id,
@@ -156,10 +166,10 @@ class AwsGpuCluster(GpuClusterOutputs):
             "shared_filesystem_source": shared.source if shared else None,
             **access_outputs(spec.region, self.fleet.name, selection.instance.gpus),
             "prometheus_scrape_config": scrape_config_text(
-                aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec))),
+                aws_jobs(pulumi.get_stack(), spec.region, exporter_jobs(spec), grouped=plans.grouped)),
             **(serving_outputs(selection, self.serving.load_balancer.dns_name) if self.serving else {}),
             **(self.slurm.outputs if self.slurm else {}),
-            **build_monitoring_server(name, selection, plan.monitoring, network.vpc_id, network.subnet_id,
+            **build_monitoring_server(name, plans, plan.monitoring, network.vpc_id, network.subnet_id,
                                       self.security_group.id, tag, child,
                                       (self.slurm.group_id, self.slurm.address) if self.slurm else None),
         }

@@ -44,7 +44,7 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
         f"{name}-nodes",
         **size_and_health,
         vpc_zone_identifiers=[subnet_id],
-        placement_group=placement_group.name if placement_group else spec.placement_group_name,
+        placement_group=placement_group.name if placement_group else _existing_placement(selection),
         capacity_rebalance=uses_spot,
         wait_for_capacity_timeout=spec.market.wait_for_capacity_timeout,
         instance_refresh=_instance_refresh(selection),
@@ -66,6 +66,13 @@ def build_fleet(name: str, selection: Selection, launch_template: aws.ec2.Launch
             start_time=action.start_time, min_size=action.size, max_size=spec.nodes, desired_capacity=action.size,
             region=spec.region, opts=opts)
     return group
+
+
+def _existing_placement(selection: Selection) -> str | None:
+    """`placement_group_name`, for the groups in the cluster's placement (a named group without the fabric runs
+    outside it; `gpufleet.groups.placement`)."""
+    in_placement = selection.placement_group or getattr(selection, "group", None) is None
+    return selection.spec.placement_group_name if in_placement else None
 
 
 def _instance_refresh(selection: Selection) -> aws.autoscaling.GroupInstanceRefreshArgs | None:

@@ -23,7 +23,7 @@ import pulumi_aws as aws
 
 from gpufleet import cloud_init
 
-from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
 from ..monitoring.scrape import SLURM_JOB, aws_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
@@ -63,16 +63,16 @@ def data_device_path(volume_id: str) -> str:
     return f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{volume_id.replace('-', '')}"
 
 
-def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan, vpc_id: pulumi.Input[str],
+def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: MonitoringPlan, vpc_id: pulumi.Input[str],
                             subnet_id: pulumi.Input[str], node_group_id: pulumi.Input[str], tag: Tagger,
                             opts: pulumi.ResourceOptions,
                             slurm: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None) -> dict[str, Any]:
     """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always.
     `slurm`: the Slurm controller's (security group id, address), whose node_exporter only this server may reach."""
-    outputs = monitoring_outputs(selection)
+    outputs = monitoring_outputs(plans)
     if not monitoring.enabled:
         return outputs
-    spec, stack = selection.spec, pulumi.get_stack()
+    spec, stack = plans.first.spec, pulumi.get_stack()
     role = f"{name}-monitoring"
     group = aws.ec2.SecurityGroup(f"{role}-sg", vpc_id=vpc_id, tags=tag("monitoring-sg"), region=spec.region, opts=opts,
                                   description="gpufleet monitoring server: no ingress (SSM), egress out")
@@ -109,10 +109,10 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                           encrypted=True, tags=tag("monitoring-data"), region=spec.region, opts=opts)
     ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=spec.region, opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     refs = {secret_role: parameter_name(stack, name, secret_role) for secret_role in monitoring.secrets}
-    jobs = aws_jobs(stack, spec.region, exporter_jobs(spec))
+    jobs = aws_jobs(stack, spec.region, exporter_jobs(spec), grouped=plans.grouped)
     user_data = pulumi.Output.all(data.id, slurm[1] if slurm else "").apply(
         lambda values: cloud_init.encode_user_data(server_user_data(
-        spec.monitoring, jobs + ([slurm_controller_job(values[1])] if slurm else []), stack_dashboards(selection),
+        spec.monitoring, jobs + ([slurm_controller_job(values[1])] if slurm else []), stack_dashboards(plans),
         ServerSettings("aws", data_device_path(values[0]), refs, {"AWS_REGION": spec.region})), "aws"))
     server = aws.ec2.Instance(
         f"{role}-server", ami=ami.value, instance_type=spec.monitoring.instance_type or DEFAULT_INSTANCE_TYPE,

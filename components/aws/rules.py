@@ -20,6 +20,7 @@ from collections.abc import Callable
 from ipaddress import IPv4Network
 
 from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..spec import ClusterSpec, Problem
 from ..spec.ssh import key_type_problems
 from .capacity import capacity_block_problems
@@ -42,17 +43,20 @@ def private_subnet(cidr: IPv4Network) -> IPv4Network:
     return next(cidr.subnets(new_prefix=min(cidr.prefixlen + 2, PRIVATE_SUBNET_MAX_PREFIX)))
 
 
-def vpc_cidr_fits(spec: ClusterSpec) -> list[Problem]:
+def vpc_cidr_fits(spec: ClusterSpec, nodes: int | None = None, counted: str = "`nodes`") -> list[Problem]:
+    """`nodes`, `counted`: how many addresses the node subnet must hold and what counts them (a cluster of node
+    groups: all its groups' nodes)."""
     cidr = spec.network.cidr
+    nodes = spec.nodes if nodes is None else nodes
     if spec.network.existing_subnet_id:
         return []
     if cidr.prefixlen not in VPC_PREFIXES or cidr.prefixlen > LAYOUT_MAX_PREFIX:
         return [Problem("network.cidr", str(cidr), f"AWS VPCs are /{VPC_PREFIXES[0]} to /{VPC_PREFIXES[-1]}, and "
                         f"gpufleet's node and NAT subnets need a /{LAYOUT_MAX_PREFIX} or larger; e.g. 10.0.0.0/16")]
     usable = private_subnet(cidr).num_addresses - SUBNET_RESERVED_ADDRESSES
-    if usable < spec.nodes:
+    if usable < nodes:
         return [Problem("network.cidr", str(cidr), f"its node subnet {private_subnet(cidr)} has {usable} usable "
-                        f"addresses (AWS reserves {SUBNET_RESERVED_ADDRESSES}), fewer than `nodes` ({spec.nodes}); "
+                        f"addresses (AWS reserves {SUBNET_RESERVED_ADDRESSES}), fewer than {counted} ({nodes}); "
                         "use a larger range")]
     return []
 
@@ -128,3 +132,8 @@ def plan_problems(selection: Selection) -> list[Problem]:
 
 def plan_warnings(selection: Selection) -> list[str]:
     return []
+
+
+def cluster_problems(plans: NodeGroupPlans) -> list[Problem]:
+    """What only the node groups together show: the node subnet holds all their nodes."""
+    return vpc_cidr_fits(plans.first.spec, plans.nodes, "the node groups' nodes together")

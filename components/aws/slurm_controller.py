@@ -22,8 +22,15 @@ import pulumi_aws as aws
 from gpufleet.cloud_init import encode_user_data
 from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
 
-from ..catalog.selector import Selection
-from ..scheduler.conf import SLURM_PORTS, SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORT_RANGE, controller_files, slurm_settings
+from ..groups.plans import NodeGroupPlans
+from ..scheduler.conf import (
+    SLURM_PORTS,
+    SLURMCTLD_PORT,
+    SLURMD_PORT,
+    SRUN_PORT_RANGE,
+    controller_files,
+    controller_settings,
+)
 from ..scheduler.key import keep_first_value, munge_key
 from .identity import EC2_TRUST
 from .monitoring_server import SESSION_MANAGER_ACTIONS, UBUNTU_AMI_PARAMETER, data_device_path
@@ -57,11 +64,11 @@ def controller_policy(parameter_arn: str) -> str:
 class SlurmController(pulumi.ComponentResource):
     """slurmctld for one cluster; `node_tags` go on the nodes' instances, `outputs` into the cluster's."""
 
-    def __init__(self, name: str, selection: Selection, vpc_id: pulumi.Input[str], subnet_id: pulumi.Input[str],
+    def __init__(self, name: str, plans: NodeGroupPlans, vpc_id: pulumi.Input[str], subnet_id: pulumi.Input[str],
                  node_group_id: pulumi.Input[str], node_role_name: pulumi.Input[str], tag: Tagger,
                  opts: pulumi.ResourceOptions, metrics: bool = False):
         super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
-        spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
+        spec, stack, role = plans.first.spec, pulumi.get_stack(), f"{name}-slurm"
         child = pulumi.ResourceOptions(parent=self)
         region = spec.region
         group = aws.ec2.SecurityGroup(f"{role}-sg", vpc_id=vpc_id, tags=tag("slurm-sg"), region=region, opts=child,
@@ -102,7 +109,7 @@ class SlurmController(pulumi.ComponentResource):
         ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=region,
                                            opts=pulumi.InvokeOutputOptions(parent=self))
         user_data = pulumi.Output.all(nic.private_ip, state.id, key.name).apply(
-            lambda values: encode_user_data(controller_user_data(selection, name, values[0], values[1], values[2], metrics), "aws"))
+            lambda values: encode_user_data(controller_user_data(plans, name, values[0], values[1], values[2], metrics), "aws"))
         server = aws.ec2.Instance(
             f"{role}-controller", ami=ami.value,
             instance_type=spec.scheduler.slurm.controller_instance_type or DEFAULT_INSTANCE_TYPE,
@@ -130,12 +137,12 @@ class SlurmController(pulumi.ComponentResource):
         self.register_outputs({"address": self.address, "instance_id": server.id})
 
 
-def controller_user_data(selection: Selection, name: str, address: str, volume_id: str, key_name: str,
+def controller_user_data(plans: NodeGroupPlans, name: str, address: str, volume_id: str, key_name: str,
                          metrics: bool = False) -> str:
-    settings = slurm_settings(selection, name, address)
+    settings = controller_settings(plans, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="aws", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
-        munge_key_name=key_name, state_device=data_device_path(volume_id), region=selection.spec.region,
+        munge_key_name=key_name, state_device=data_device_path(volume_id), region=plans.first.spec.region,
         metrics=metrics))
 
 

@@ -16,22 +16,21 @@ from typing import Optional
 import pulumi
 import pulumi_azure_native as azure_native
 
-from gpufleet import cloud_init
-
 from ..args import GpuClusterArgs
 from ..component import GpuClusterOutputs
 from ..deploytime.containers import registry_digest
+from ..groups.outputs import group_outputs
+from ..groups.plans import NodeGroupPlans
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import ClusterPlan, plan_cluster
+from ..pipeline import plan_node_groups
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
-from ..storage_boot import user_data_with_source
 from .fabric import infiniband_partition
 from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
 from .network import build_network, build_resource_group, node_subnet_cidr
-from .nodes import build_scale_sets
+from .node_group import AzureNodeGroup, ClusterShared, build_node_group
 from .outputs import access_outputs
 from .permissions import grant_roles
 from .placement import build_proximity_group
@@ -82,18 +81,21 @@ class AzureGpuCluster(GpuClusterOutputs):
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
         pipeline = partial(validate, name)  # the one checking pipeline: selection, rules, user data
-        selection, custom_data = plan_or_refuse(pipeline, request.spec)
+        plans = plan_or_refuse(pipeline, request.spec)
         inputs = request.inputs(pipeline)  # Outputs go through the same pipeline once known
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.selection = selection
-        self.publish(self._build(name, selection, custom_data, inputs))
+        self.plans = plans
+        self.selection = plans.first
+        self.publish(self._build(name, plans, inputs))
 
-    def _build(self, name: str, selection: ClusterPlan, custom_data: pulumi.Input[str], inputs: ClusterInputs) -> dict:
-        """Declares the children: network, security, storage, nodes, permissions, serving, monitoring."""
+    def _build(self, name: str, plans: NodeGroupPlans, inputs: ClusterInputs) -> dict:
+        """Declares the children: network, security, storage, the Slurm controller, each node group's scale sets,
+        permissions, serving, monitoring."""
+        selection = plans.first  # the cluster's own fields (region, network, access, ...) are every group's
         spec = selection.spec
         tag = tagger(pulumi.get_stack(), inputs.tags)
         child = pulumi.ResourceOptions(parent=self)
-        monitoring = plan_monitoring(selection)  # checked by `validate` before anything was declared
+        monitoring = plan_monitoring(plans)  # checked by `validate` before anything was declared
         resource_group = build_resource_group(name, spec, tag, child, inputs.existing_subnet_id)
         monitoring_asg = build_monitoring_asg(name, spec.region, resource_group, monitoring, tag, child)
         slurm_asg = build_slurm_asg(name, spec.region, resource_group, spec.scheduler.kind == "slurm", tag, child)
@@ -106,21 +108,21 @@ class AzureGpuCluster(GpuClusterOutputs):
             name, pulumi.get_stack(), spec, resource_group, self.network.vnet_name, self.network.vnet_id,
             str(node_subnet_cidr(spec.network.cidr)), self.network.nat_id, tag, child)
         shared = self.shared_storage
-        if shared:
-            custom_data = user_data_with_source(selection.cloud_config, shared.source,
-                                                lambda text: cloud_init.encode_user_data(text, "azure"))
         subscription = azure_native.authorization.get_client_config_output(
             opts=pulumi.InvokeOutputOptions(parent=self)).subscription_id
         self.load_balancer, pool_id = build_load_balancer(
             name, spec, resource_group, self.network.subnet_id, subscription, tag, child) if spec.inference \
             else (None, None)
-        self.slurm = SlurmController(name, selection, resource_group, self.network.subnet_id, self.security.nsg_id,
+        self.slurm = SlurmController(name, plans, resource_group, self.network.subnet_id, self.security.nsg_id,
                                      slurm_asg, tag, child, metrics=monitoring.enabled) if slurm_asg is not None else None
         node_tag = tag if self.slurm is None else _with_tags(tag, self.slurm.node_tags)
-        self.node_scale_sets = build_scale_sets(
-            name, selection, partition is not None, self.network, self.security,
-            self.proximity_group.id if self.proximity_group else None, custom_data, node_tag, child, pool_id,
-            inputs.ssh_public_key)
+        shared_nodes = ClusterShared(self.network, self.security,
+                                     self.proximity_group.id if self.proximity_group else None,
+                                     shared.source if shared else None, pool_id, inputs.ssh_public_key)
+        self.group_fleets: dict[Optional[str], AzureNodeGroup] = {
+            group.group: build_node_group(name, group, shared_nodes, node_tag, child) for group in plans.groups}
+        self.node_scale_sets = [scale_set for group in self.group_fleets.values() for scale_set in group.scale_sets]
+        scale_set_groups = [group.plan.group for group in self.group_fleets.values() for _ in group.scale_sets]
         if self.load_balancer is not None:
             build_autoscale(name, spec, resource_group, self.node_scale_sets[0], subscription, tag, child)
         identities = [s.identity.apply(lambda i: i.principal_id) for s in self.node_scale_sets]
@@ -128,10 +130,15 @@ class AzureGpuCluster(GpuClusterOutputs):
             self.slurm.grant_nodes(name, identities)
         roles = grant_roles(name, spec, identities, self, child)
         names = [scale_set.name for scale_set in self.node_scale_sets]
-        common = common_outputs(selection)
+        first = [scale_set.name for scale_set in self.group_fleets[selection.group].scale_sets]
+        common = common_outputs(plans)
         balancer = self.load_balancer
         return {
             **common,
+            **group_outputs(plans, {group: {"scale_sets": [scale_set.name for scale_set in node_group.scale_sets],
+                                            **access_outputs(resource_group, [s.name for s in node_group.scale_sets],
+                                                             node_group.plan.instance.gpus)}
+                                    for group, node_group in self.group_fleets.items()}),
             "resource_group": resource_group,
             "subnet_id": self.network.subnet_id,
             "nat_public_ip": self.network.nat_ip,
@@ -144,13 +151,13 @@ class AzureGpuCluster(GpuClusterOutputs):
             "node_role_assignments": roles,
             "shared_filesystem_id": shared.id if shared else None,
             "shared_filesystem_source": shared.source if shared else None,
-            **access_outputs(resource_group, names, selection.instance.gpus),
-            "prometheus_scrape_config": _scrape_config(spec, resource_group, names, self),
+            **access_outputs(resource_group, first, selection.instance.gpus),
+            "prometheus_scrape_config": _scrape_config(spec, resource_group, names, scale_set_groups, self),
             **(serving_outputs(selection, frontend_address(spec) or balancer.frontend_ip_configurations.apply(
                 lambda frontends: frontends[0].private_ip_address if frontends else None)) if balancer else {}),
-            **build_monitoring_server(name, selection, monitoring, resource_group, self.network.subnet_id,
+            **build_monitoring_server(name, plans, monitoring, resource_group, self.network.subnet_id,
                                       self.security.nsg_id, monitoring_asg, names, tag, child,
-                                      self.slurm.address if self.slurm else None),
+                                      self.slurm.address if self.slurm else None, scale_set_groups),
             **(self.slurm.outputs if self.slurm else {}),
         }
 
@@ -160,16 +167,18 @@ def _with_tags(tag: Tagger, extra: dict) -> Tagger:
     return lambda role: {**tag(role), **extra}
 
 
-def validate(name: str, spec: ClusterSpec) -> tuple[ClusterPlan, str]:
-    """The checked plan and the base64 customData; every problem of the spec at once, as one SpecError."""
-    plan = plan_cluster(spec, name=name, pin=registry_digest)
-    plan_monitoring(plan)  # refuses unset `monitoring.alerts.*_secret` config keys
-    return plan, plan.user_data
+def validate(name: str, spec: ClusterSpec) -> NodeGroupPlans:
+    """Each node group's checked plan (with its base64 customData); every problem of the spec at once, as one
+    SpecError."""
+    plans = plan_node_groups(spec, name=name, pin=registry_digest)
+    plan_monitoring(plans)  # refuses unset `monitoring.alerts.*_secret` config keys
+    return plans
 
 
 def _scrape_config(spec: ClusterSpec, resource_group: pulumi.Input[str], scale_sets: list[pulumi.Output[str]],
-                   parent: pulumi.ComponentResource) -> pulumi.Output[str]:
+                   groups: list[Optional[str]], parent: pulumi.ComponentResource) -> pulumi.Output[str]:
     """Azure discovery needs the subscription, which only the provider's client config knows."""
     client = azure_native.authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=parent))
     return pulumi.Output.all(client.subscription_id, resource_group, *scale_sets).apply(
-        lambda values: scrape_config_text(azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec))))
+        lambda values: scrape_config_text(azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec),
+                                                     groups)))

@@ -17,6 +17,7 @@ role>, secret-<secret role>-access, server).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -24,7 +25,7 @@ import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
 
-from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
 from ..monitoring.scrape import azure_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
@@ -68,17 +69,19 @@ def build_monitoring_asg(name: str, region: str, resource_group: pulumi.Input[st
                                             location=region, tags=tag("monitoring-asg"), opts=opts).id
 
 
-def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan,
+def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: MonitoringPlan,
                             resource_group: pulumi.Input[str], subnet_id: pulumi.Input[str],
                             nsg_id: pulumi.Input[str], asg_id: pulumi.Output[str] | None,
                             scale_sets: list[pulumi.Output[str]], tag: Tagger,
-                            opts: pulumi.ResourceOptions, slurm_address: pulumi.Input[str] | None = None) -> dict[str, Any]:
+                            opts: pulumi.ResourceOptions, slurm_address: pulumi.Input[str] | None = None,
+                            scale_set_groups: Sequence[str | None] = ()) -> dict[str, Any]:
     """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always.
-    `slurm_address`: the Slurm controller's, scraped for Slurm metrics (the NSG admits this server's ASG only)."""
-    outputs = monitoring_outputs(selection)
+    `slurm_address`: the Slurm controller's, scraped for Slurm metrics (the NSG admits this server's ASG only).
+    `scale_set_groups`: each scale set's node group, for the `node_group` label (a cluster of node groups)."""
+    outputs = monitoring_outputs(plans)
     if not monitoring.enabled or asg_id is None:
         return outputs
-    spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-monitoring"
+    spec, stack, role = plans.first.spec, pulumi.get_stack(), f"{name}-monitoring"
     client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     scope = pulumi.Output.concat("/subscriptions/", client.subscription_id, "/resourceGroups/", resource_group)
     nic = private_nic(f"{role}-nic", "monitoring-nic", spec.region, resource_group, subnet_id, nsg_id, asg_id, tag, opts)
@@ -95,12 +98,12 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
     refs = {secret_role: pulumi.Output.concat("https://", vault.name, ".vault.azure.net/secrets/gpufleet-",
                                               secret_role) for secret_role in secrets}
     jobs = pulumi.Output.all(client.subscription_id, resource_group, *scale_sets).apply(  # as the stack exports them
-        lambda values: azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec)))
+        lambda values: azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec), scale_set_groups))
     if slurm_address is not None:
         jobs = pulumi.Output.all(jobs, slurm_address).apply(lambda values: [*values[0], slurm_controller_job(values[1])])
     custom_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
         lambda values: cloud_init.encode_user_data(server_user_data(
-            spec.monitoring, values[0], stack_dashboards(selection),
+            spec.monitoring, values[0], stack_dashboards(plans),
             ServerSettings("azure", DATA_DEVICE, dict(values[1]))), "azure"))
     server = private_vm(
         f"{role}-server", tag("monitoring"), spec.monitoring.instance_type or DEFAULT_VM_SIZE,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..spec import ClusterSpec, Problem
 from ..spec.ssh import key_type_problems
 from .fabric import InfinibandPartition, infiniband_partition
@@ -51,17 +52,20 @@ def vnet_avoids_rdma_range(spec: ClusterSpec) -> list[Problem]:
                     "use a range outside it, e.g. 10.0.0.0/16")]
 
 
-def subnet_holds_the_nodes(spec: ClusterSpec) -> list[Problem]:
+def subnet_holds_the_nodes(spec: ClusterSpec, nodes: int | None = None, counted: str = "`nodes`") -> list[Problem]:
+    """`nodes`, `counted`: how many addresses the node subnet must hold and what counts them (a cluster of node
+    groups: all its groups' nodes)."""
     cidr = spec.network.cidr
+    nodes = spec.nodes if nodes is None else nodes
     if spec.network.existing_subnet_id:
         return []
     if cidr.prefixlen + 1 > SMALLEST_SUBNET_PREFIX:
         return [Problem("network.cidr", str(cidr), f"too small: the node subnet is half the VNet and Azure's smallest "
                         f"subnet is /{SMALLEST_SUBNET_PREFIX}; use a /{SMALLEST_SUBNET_PREFIX - 1} or larger")]
     subnet = node_subnet_cidr(cidr)
-    if usable_addresses(subnet) < spec.nodes:
+    if usable_addresses(subnet) < nodes:
         return [Problem("network.cidr", str(cidr), f"its node subnet {subnet} has {usable_addresses(subnet)} usable "
-                        f"addresses (Azure reserves 5), fewer than `nodes` ({spec.nodes}); use a larger range")]
+                        f"addresses (Azure reserves 5), fewer than {counted} ({nodes}); use a larger range")]
     return []
 
 
@@ -152,6 +156,21 @@ def plan_problems(selection: Selection) -> list[Problem]:
     partition = infiniband_partition(selection.spec, selection.instance)
     return [*partition_fits_one_placement_group(selection, partition), *scale_sets_fit(selection),
             *mixed_market_without_infiniband(selection, partition), *size_runs_gpufleet_node_software(selection)]
+
+
+def cluster_problems(plans: NodeGroupPlans) -> list[Problem]:
+    """What only the node groups together show: the node subnet holds all their nodes, and no group's scale set
+    takes another's name (group `a`'s spot set and group `a-spot`'s set are both `<name>-a-spot-nodes`)."""
+    problems = subnet_holds_the_nodes(plans.first.spec, plans.nodes, "the node groups' nodes together")
+    owners: dict[str, str] = {}
+    for plan in plans.groups:
+        for scale_set in scale_set_plans(plan):
+            role = f"{plan.group}-{scale_set.role}"
+            if role in owners:
+                problems.append(Problem(f"node_groups.{plan.group}", plan.group, f"its scale set would be named like "
+                                        f"node group {owners[role]!r}'s ({role}); rename the group"))
+            owners.setdefault(role, plan.group)
+    return problems
 
 
 def plan_warnings(selection: Selection) -> list[str]:

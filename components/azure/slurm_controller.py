@@ -24,8 +24,8 @@ import pulumi_azure_native as azure_native
 from gpufleet import cloud_init
 from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
 
-from ..catalog.selector import Selection
-from ..scheduler.conf import controller_files, slurm_settings
+from ..groups.plans import NodeGroupPlans
+from ..scheduler.conf import controller_files, controller_hostname, controller_settings
 from ..scheduler.key import keep_first_value, munge_key
 from .image_version import pinned_reference
 from .nodes import ADMIN_USER
@@ -57,11 +57,11 @@ def build_slurm_asg(name: str, region: str, resource_group: pulumi.Input[str], e
 class SlurmController(pulumi.ComponentResource):
     """slurmctld for one cluster; `node_tags` go on the scale sets, `outputs` into the cluster's."""
 
-    def __init__(self, name: str, selection: Selection, resource_group: pulumi.Input[str],
+    def __init__(self, name: str, plans: NodeGroupPlans, resource_group: pulumi.Input[str],
                  subnet_id: pulumi.Input[str], nsg_id: pulumi.Input[str], asg_id: pulumi.Input[str], tag: Tagger,
                  opts: pulumi.ResourceOptions, metrics: bool = False):
         super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
-        spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
+        spec, stack, role = plans.first.spec, pulumi.get_stack(), f"{name}-slurm"
         child = pulumi.ResourceOptions(parent=self)
         client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
         self.client = client
@@ -78,11 +78,11 @@ class SlurmController(pulumi.ComponentResource):
             opts=keep_first_value("azure", child))
         key_url = pulumi.Output.concat("https://", vault.name, ".vault.azure.net/secrets/", SECRET_NAME)
         custom_data = pulumi.Output.all(address, key_url).apply(lambda values: cloud_init.encode_user_data(
-            controller_user_data(selection, name, values[0], values[1], metrics), "azure"))
+            controller_user_data(plans, name, values[0], values[1], metrics), "azure"))
         server = private_vm(
             f"{role}-controller", tag("slurm-controller"),
             spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE,
-            slurm_settings(selection, name).controller_host, custom_data,
+            controller_hostname(name), custom_data,
             pinned_reference(UBUNTU, spec.region, "pinned", pulumi.InvokeOutputOptions(parent=self)), nic.id,
             state.id, spec.access.ssh_public_key, spec.region, resource_group,
             # The NIC and the state disk are their own resources: the old VM must release them first. The image
@@ -116,8 +116,8 @@ class SlurmController(pulumi.ComponentResource):
                            pulumi.ResourceOptions(parent=self))
 
 
-def controller_user_data(selection: Selection, name: str, address: str, key_url: str, metrics: bool = False) -> str:
-    settings = slurm_settings(selection, name, address)
+def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_url: str, metrics: bool = False) -> str:
+    settings = controller_settings(plans, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="azure", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
         munge_key_name=key_url, state_device=DATA_DEVICE, metrics=metrics))

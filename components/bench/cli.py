@@ -40,6 +40,8 @@ def add_commands(subparsers) -> None:
                         "or never")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                         help="override a dotted path inside gpufleet:cluster (repeatable)")
+    parser.add_argument("--group", help="with node groups: the group whose nodes --hosts names (default: the default "
+                        "partition's group)")
     parser.add_argument("--dry-run", action="store_true", help="print the commands instead of running them")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(handler=run_bench)
@@ -62,6 +64,21 @@ def read_hosts(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(hosts)
 
 
+def group_spec(spec, group: str | None):
+    """The spec of the node group the hosts are in: the stack's own without node groups, else `--group`'s (default:
+    the default partition's); `SpecError` naming the groups for an unknown one."""
+    from ..groups.resolve import group_specs
+
+    groups = group_specs(spec)
+    if group is None:
+        return next(g for g in groups if g.slurm_default).spec
+    found = next((g for g in groups if g.name == group), None)
+    if found is None:
+        names = ", ".join(repr(g.name) for g in groups if g.name) or "none (the stack has no node_groups)"
+        raise SpecError([Problem("--group", group, f"expected one of the stack's node groups: {names}")], root=ROOT)
+    return found.spec
+
+
 def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
     from ..boot import node_fabric
     from ..catalog.selector import select
@@ -73,7 +90,8 @@ def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
             raise SpecError([Problem("--tolerance", args.tolerance, "expected a fraction above 0, at most 1")],
                             root=ROOT)
         hosts = read_hosts(args)
-        spec = parse_cluster_spec(apply_overrides(read_stack_config(args.stack), args.overrides).get(CLUSTER_KEY))
+        cluster = parse_cluster_spec(apply_overrides(read_stack_config(args.stack), args.overrides).get(CLUSTER_KEY))
+        spec = group_spec(cluster, getattr(args, "group", None))
         selection = select(spec)
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -84,7 +102,8 @@ def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
     figure = figures_for(instance.cloud, instance.name, selection.gpu.model,
                          fallback_fabric=fallback).allreduce_two_node
     tolerance = args.tolerance if args.tolerance is not None else spec.node.health.performance.tolerance
-    launcher = make_launcher(args.launcher or default_launcher(spec), dict(os.environ))
+    partition = spec.scheduler.slurm.partition if cluster.node_groups else None
+    launcher = make_launcher(args.launcher or default_launcher(spec), dict(os.environ), partition)
     if args.dry_run:
         size = figure.bytes or (1 << 30)
         groups = [hosts] + ([p for p in pairings(hosts)] if len(hosts) > 2 and args.pairs != "never" else [])

@@ -53,9 +53,12 @@ class MpirunLauncher:
 class SlurmLauncher:
     binary: str = NCCL_TESTS_BIN
     name: str = "slurm"
+    partition: str | None = None
+    """The node group's partition, for a cluster of node groups (its nodes are in no other); None: the default."""
 
     def command(self, hosts: tuple[str, ...], gpus_per_node: int, size: int) -> list[str]:
-        return ["srun", f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}",
+        partition = [f"--partition={self.partition}"] if self.partition else []
+        return ["srun", *partition, f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}",
                 f"--ntasks-per-node={gpus_per_node}", f"--gpus-per-node={gpus_per_node}", "--mpi=pmix",
                 "--exclusive", *nccl_args(size, self.binary)]
 
@@ -63,9 +66,9 @@ class SlurmLauncher:
 LAUNCHERS = ("mpirun", "slurm")
 
 
-def make_launcher(name: str, environ: dict[str, str]) -> Launcher:
+def make_launcher(name: str, environ: dict[str, str], partition: str | None = None) -> Launcher:
     if name == "slurm":
-        return SlurmLauncher()
+        return SlurmLauncher(partition=partition)
     return MpirunLauncher(forward=tuple(v for v in FORWARDED if v in environ))
 
 

@@ -13,20 +13,19 @@ config. The names GCP makes gpufleet choose (service account, custom role, insta
 """
 
 # No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Optional
 
 import pulumi
 import pulumi_gcp as gcp
 
-from gpufleet import cloud_init
-
 from .. import pipeline
 from ..args import GpuClusterArgs
-from ..catalog.selector import Selection
 from ..component import GpuClusterOutputs
 from ..deploytime.containers import registry_digest
+from ..groups.outputs import group_outputs
+from ..groups.plans import NodeGroupPlans
 from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
@@ -34,15 +33,15 @@ from ..outputs import common_outputs, exporter_jobs
 from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
-from ..storage_boot import user_data_with_source
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .firewall_rule import FirewallRule
 from .identity import build_identity
-from .image import BootImage, boot_image, pinned_source
+from .image import boot_image
 from .labels import describer, labeler, normalise_value
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_networks, with_primary_range
-from .nodes import base_instance_name, build_group, build_template
+from .node_group import ClusterShared, GcpNodeGroup, build_node_group
+from .nodes import base_instance_name
 from .outputs import access_outputs
 from .permissions import grant_node_roles
 from .placement import build_placement_policy, placement_plan, policy_path, uses_workload_policy
@@ -57,26 +56,26 @@ CLOUD = "gcp"
 
 
 @dataclass(frozen=True)
-class ClusterPlan:
-    """Everything decided before any resource is declared."""
+class GcpPlan:
+    """Everything decided before any resource is declared: each node group's checked plan, the cluster's networks
+    (laid out for its GPU fabric, which every group on a fabric shares), its firewall rules and monitoring."""
 
-    selection: Selection
+    groups: NodeGroupPlans
     layout: list[VpcPlan]
     firewalls: list[FirewallRule]
-    image: BootImage
-    user_data: str
     warnings: list[str]
-    user_data_text: str = ""  # before encoding: storage.shared puts the filesystem's address into it
     monitoring: Optional[MonitoringPlan] = None
 
 
-def plan_cluster(name: str, spec: ClusterSpec) -> ClusterPlan:
+def plan_gcp(name: str, spec: ClusterSpec) -> GcpPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
-    selection = pipeline.plan_cluster(spec, name=name, pin=registry_digest)  # every check, including GCP's rules.py
-    layout = vpc_layout(selection.instance, selection.fabric)
-    firewalls = firewall_plan(spec, layout, subnet_cidrs(spec.network.cidr, layout))
-    return ClusterPlan(selection, layout, firewalls, boot_image(spec), selection.user_data, list(selection.warnings),
-                       selection.cloud_config, plan_monitoring(selection))
+    groups = pipeline.plan_node_groups(spec, name=name, pin=registry_digest)  # every check, with GCP's rules.py
+    fabric_group = next((plan for plan in groups.groups if plan.fabric is not None), groups.first)
+    layout = vpc_layout(fabric_group.instance, fabric_group.fabric)
+    cluster_spec = groups.first.spec
+    firewalls = firewall_plan(cluster_spec, layout, subnet_cidrs(cluster_spec.network.cidr, layout))
+    boot_image(cluster_spec)  # refuses an image the spec cannot boot before anything is declared
+    return GcpPlan(groups, layout, firewalls, list(groups.warnings), plan_monitoring(groups))
 
 
 class GcpGpuCluster(GpuClusterOutputs):
@@ -113,15 +112,19 @@ class GcpGpuCluster(GpuClusterOutputs):
 
     def __init__(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         request = cluster_request(args, CLOUD)  # raises ClusterRefused before anything is declared
-        check = partial(plan_cluster, name)  # the one checking pipeline: selection, rules, user data
+        check = partial(plan_gcp, name)  # the one checking pipeline: selection, rules, user data
         plan = plan_or_refuse(check, request.spec)
         super().__init__(TYPE_TOKEN, name, None, opts)
-        self.selection = plan.selection
+        self.plans = plan.groups
+        self.selection = plan.groups.first
         self.publish(self._build(name, plan))
 
-    def _build(self, name: str, plan: ClusterPlan) -> dict:
-        """Declares the children: networks, identity and roles, firewalls, storage, nodes, serving, monitoring."""
-        selection, spec, stack = plan.selection, plan.selection.spec, pulumi.get_stack()
+    def _build(self, name: str, plan: GcpPlan) -> dict:
+        """Declares the children: networks, identity and roles, firewalls, storage, the Slurm controller, each node
+        group's template and instance group, serving, monitoring."""
+        plans = plan.groups
+        selection, stack = plans.first, pulumi.get_stack()  # the cluster's own fields are every group's
+        spec = selection.spec
         child = pulumi.ResourceOptions(parent=self)
         project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self)).project
         label, describe = labeler(stack, spec.tags), describer(stack)
@@ -138,36 +141,42 @@ class GcpGpuCluster(GpuClusterOutputs):
         self.shared_storage = build_shared_storage(name, stack, spec, networks.vpcs["net"].id,
                                                    networks.vpcs["net"].name, self.identity.email, describe, child)
         shared = self.shared_storage
-        user_data = (user_data_with_source(plan.user_data_text, shared.source,
-                                           lambda text: cloud_init.encode_user_data(text, "gcp"))
-                     if shared else plan.user_data)
-        placement = placement_plan(selection.instance, selection.spec.placement_max_distance)
-        self.placement = build_placement_policy(name, selection, placement, describe, child)
+        placed = plans.placed[0] if plans.placed else None
+        placement = placement_plan(placed.instance, spec.placement_max_distance) if placed else None
+        self.placement = build_placement_policy(name, placed, placement, describe, child) if placed else None
         policy = self.placement
-        workload_policy = policy if policy and uses_workload_policy(selection.instance) else None
-        image = replace(plan.image, source=pinned_source(plan.image, spec, pulumi.InvokeOutputOptions(parent=self)))
-        self.slurm = SlurmController(name, selection, project, networks.vpcs["net"].id, networks.subnets["subnet"].id,
+        workload_policy = policy if policy and uses_workload_policy(placed.instance) else None
+        self.slurm = SlurmController(name, plans, project, networks.vpcs["net"].id, networks.subnets["subnet"].id,
                                      self.identity.email, label, describe, child,
                                      metrics=plan.monitoring.enabled) \
             if spec.scheduler.kind == "slurm" else None
-        self.template = build_template(
-            name, selection, networks, nic_layout(plan.layout), image, self.identity.email, user_data,
-            policy_path(project, spec.region, policy) if policy and not workload_policy else None, label, describe,
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.identity.account])),
-            self.slurm.node_metadata if self.slurm else None)
-        health_check = build_health_check(name, describe, child)
-        self.group = build_group(name, selection, self.template, base_name, describe, child, health_check,
-                                 workload_policy)
+        cluster_shared = ClusterShared(
+            networks=networks, account_email=self.identity.email, base_name=base_name,
+            health_check=build_health_check(name, describe, child),
+            template_policy=policy_path(project, spec.region, policy) if policy and not workload_policy else None,
+            workload_policy=workload_policy, depends_on=[self.identity.account],
+            shared_source=shared.source if shared else None,
+            slurm_metadata=self.slurm.node_metadata if self.slurm else None)
+        self.group_fleets: dict[Optional[str], GcpNodeGroup] = {
+            group.group: build_node_group(name, group, cluster_shared, label, describe, child)
+            for group in plans.groups}
+        first = self.group_fleets[selection.group]
+        self.template, self.group = first.template, first.group
         self.serving = build_serving(name, spec, networks.vpcs["net"].id, networks.subnets["subnet"].id, self.group,
                                      self.identity.email, describe, child) if spec.inference else None
-        common = common_outputs(selection)
+        common = common_outputs(plans)
         return {
             **common,
+            **group_outputs(plans, {group: {"instance_template_id": node_group.template.id,
+                                            "fleet_name": node_group.group.name,
+                                            **access_outputs(spec.zone, node_group.group.name,
+                                                             node_group.plan.instance.gpus)}
+                                    for group, node_group in self.group_fleets.items()}),
             "warnings": plan.warnings,
             "network_id": networks.vpcs["net"].id,
             "subnet_id": networks.subnets["subnet"].id,
             "gpu_networks": [vpc.id for role, vpc in networks.vpcs.items() if role != "net"],
-            "nics_per_node": len(nic_layout(plan.layout)),
+            "nics_per_node": len(nic_layout(vpc_layout(selection.instance, selection.fabric))),
             "firewall_rules": [rule.name for rule in self.firewalls],
             "placement_policy": policy.name if policy else None,
             "instance_template_id": self.template.id,
@@ -178,10 +187,11 @@ class GcpGpuCluster(GpuClusterOutputs):
             "fleet_name": self.group.name,
             **access_outputs(spec.zone, self.group.name, selection.instance.gpus),
             "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
-                gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))),
+                gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec),
+                         grouped=plans.grouped))),
             **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
             **(self.slurm.outputs if self.slurm else {}),
-            **build_monitoring_server(name, selection, plan.monitoring, project, networks.vpcs["net"].id,
+            **build_monitoring_server(name, plans, plan.monitoring, project, networks.vpcs["net"].id,
                                       networks.subnets["subnet"].id, label, describe, child,
                                       (self.slurm.account_email, self.slurm.address) if self.slurm else None),
         }

@@ -21,7 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..monitoring.outputs import monitoring_outputs, stack_dashboards
 from ..monitoring.scrape import SLURM_JOB, gcp_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
@@ -45,16 +45,16 @@ def server_names(stack: str, name: str) -> dict[str, str]:
             "secret": short_name(f"{name}-{stack}-monitoring", 200, allowed="a-z0-9_-")}
 
 
-def build_monitoring_server(name: str, selection: Selection, monitoring: MonitoringPlan, project: pulumi.Input[str],
+def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: MonitoringPlan, project: pulumi.Input[str],
                             network_id: pulumi.Input[str], subnet_id: pulumi.Input[str], label: Labeler,
                             describe: Describer, opts: pulumi.ResourceOptions,
                             slurm: tuple[pulumi.Input[str], pulumi.Input[str]] | None = None) -> dict[str, Any]:
     """The server and its outputs when `monitoring.server` is on; the dashboards and rules outputs always.
     `slurm`: the Slurm controller's (service account email, address), whose node_exporter only this server reaches."""
-    outputs = monitoring_outputs(selection)
+    outputs = monitoring_outputs(plans)
     if not monitoring.enabled:
         return outputs
-    spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-monitoring"
+    spec, stack, role = plans.first.spec, pulumi.get_stack(), f"{name}-monitoring"
     names = server_names(stack, name)
     account = gcp.serviceaccount.Account(f"{role}-sa", account_id=names["account"], project=project,
                                          display_name=f"gpufleet {name} monitoring server",
@@ -85,7 +85,8 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
                             description=describe("monitoring-data"), opts=opts)
     iap_ssh_rule(f"{role}-fw-iap", "the monitoring server", "monitoring-fw-iap", network_id, project, email, describe, opts)
     jobs = pulumi.Output.from_input(project).apply(
-        lambda project_id: gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec)))
+        lambda project_id: gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec),
+                                    grouped=plans.grouped))
     if slurm:
         gcp.compute.Firewall(
             f"{role}-fw-slurm", network=network_id, project=project, direction="INGRESS", priority=1000,
@@ -95,7 +96,7 @@ def build_monitoring_server(name: str, selection: Selection, monitoring: Monitor
             opts=opts)
         jobs = pulumi.Output.all(jobs, slurm[1]).apply(lambda values: [*values[0], slurm_controller_job(values[1])])
     user_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
-        lambda values: server_user_data(spec.monitoring, values[0], stack_dashboards(selection), ServerSettings(
+        lambda values: server_user_data(spec.monitoring, values[0], stack_dashboards(plans), ServerSettings(
             "gcp", f"/dev/disk/by-id/google-{DATA_DEVICE_NAME}", dict(values[1]))))
     server = private_instance(
         f"{role}-server", "monitoring", "monitoring-boot-disk", names["instance"], spec.zone, project,

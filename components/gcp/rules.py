@@ -10,12 +10,13 @@ from collections.abc import Callable
 from ipaddress import IPv4Network
 
 from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..spec import ClusterSpec
 from ..spec.errors import Problem
 from .fabric import subnet_cidrs, vpc_layout
 from .image import boot_image, image_problems
 from .labels import label_problems
-from .placement import placement_problems
+from .placement import placement_plan, placement_problems
 
 # Subnet primary ranges: /29 is the smallest GCP allows ("Subnets", IPv4 subnet ranges), and GCP reserves 4
 # addresses in each; gpufleet keeps the primary range to /8 or smaller so its GPU subnets (fabric.GPU_CIDR_POOLS)
@@ -33,16 +34,19 @@ def image_runs_cloud_init(spec: ClusterSpec) -> list[Problem]:
     return image_problems(spec)
 
 
-def primary_range_fits(spec: ClusterSpec) -> list[Problem]:
+def primary_range_fits(spec: ClusterSpec, nodes: int | None = None, counted: str = "`nodes`") -> list[Problem]:
+    """`nodes`, `counted`: how many addresses the range must hold and what counts them (a cluster of node groups:
+    all its groups' nodes)."""
     cidr = spec.network.cidr
+    nodes = spec.nodes if nodes is None else nodes
     if not SUBNET_MIN_PREFIX <= cidr.prefixlen <= SUBNET_MAX_PREFIX:
         return [Problem("network.cidr", str(cidr), f"GCP subnet ranges are /{SUBNET_MAX_PREFIX} or larger, and "
                         f"gpufleet needs room for its GPU subnets beside a range of /{SUBNET_MIN_PREFIX} or smaller; "
                         "e.g. 10.0.0.0/16")]
     usable = cidr.num_addresses - SUBNET_RESERVED_ADDRESSES
-    if usable < spec.nodes:
+    if usable < nodes:
         return [Problem("network.cidr", str(cidr), f"holds {usable} usable addresses (GCP reserves "
-                        f"{SUBNET_RESERVED_ADDRESSES}), fewer than `nodes` ({spec.nodes}); use a larger range")]
+                        f"{SUBNET_RESERVED_ADDRESSES}), fewer than {counted} ({nodes}); use a larger range")]
     return []
 
 
@@ -182,6 +186,28 @@ def spec_problems(spec: ClusterSpec) -> list[Problem]:
 def plan_problems(selection: Selection) -> list[Problem]:
     """Every GCP-specific problem with the selected machine type, fabric and placement, in rule order."""
     return [problem for rule in RULES for problem in rule(selection)]
+
+
+def cluster_problems(plans: NodeGroupPlans) -> list[Problem]:
+    """What only the node groups together show: the primary range holds all their nodes, the placement policy all
+    the placed groups' nodes, and the groups on a GPU fabric need the same networks."""
+    problems = primary_range_fits(plans.first.spec, plans.nodes, "the node groups' nodes together")
+    placed = plans.placed
+    placed_nodes = sum(plan.spec.nodes for plan in placed)
+    if placed and placed_nodes > placement_plan(placed[0].instance, plans.first.spec.placement_max_distance).max_vms:
+        cap = placement_plan(placed[0].instance, plans.first.spec.placement_max_distance).max_vms
+        problems.append(Problem("node_groups", {plan.group: plan.spec.nodes for plan in placed},
+                                f"the cluster's placement policy for {placed[0].instance.name} holds at most {cap} "
+                                f"VMs, fewer than its groups' {placed_nodes} nodes; use fewer nodes, or set "
+                                "`placement_group: false`"))
+    fabric_groups = [plan for plan in plans.groups if plan.fabric is not None]
+    for plan in fabric_groups[1:]:
+        if vpc_layout(plan.instance, plan.fabric) != vpc_layout(fabric_groups[0].instance, fabric_groups[0].fabric):
+            problems.append(Problem(f"node_groups.{plan.group}.accelerator", plan.instance.name, "needs other GPU "
+                                    f"networks than node group {fabric_groups[0].group!r} "
+                                    f"({fabric_groups[0].instance.name}), and a cluster's networks are laid out once; "
+                                    "choose the same machine family, or put it in a cluster of its own"))
+    return problems
 
 
 def plan_warnings(selection: Selection) -> list[str]:

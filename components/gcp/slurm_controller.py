@@ -20,8 +20,8 @@ import pulumi_gcp as gcp
 
 from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
 
-from ..catalog.selector import Selection
-from ..scheduler.conf import SLURMCTLD_PORT, SRUN_PORT_RANGE, controller_files, slurm_settings
+from ..groups.plans import NodeGroupPlans
+from ..scheduler.conf import SLURMCTLD_PORT, SRUN_PORT_RANGE, controller_files, controller_settings
 from ..scheduler.key import keep_first_value, munge_key
 from .labels import Describer, Labeler, short_name
 from .private_instance import SECRET_ACCESSOR, iap_ssh_rule, private_instance
@@ -43,11 +43,11 @@ def controller_names(stack: str, name: str) -> dict[str, str]:
 class SlurmController(pulumi.ComponentResource):
     """slurmctld for one cluster; `node_metadata` goes on the nodes' template, `outputs` into the cluster's."""
 
-    def __init__(self, name: str, selection: Selection, project: pulumi.Input[str], network_id: pulumi.Input[str],
+    def __init__(self, name: str, plans: NodeGroupPlans, project: pulumi.Input[str], network_id: pulumi.Input[str],
                  subnet_id: pulumi.Input[str], node_account_email: pulumi.Input[str], label: Labeler,
                  describe: Describer, opts: pulumi.ResourceOptions, metrics: bool = False):
         super().__init__(TYPE_TOKEN, f"{name}-slurm", None, opts)
-        spec, stack, role = selection.spec, pulumi.get_stack(), f"{name}-slurm"
+        spec, stack, role = plans.first.spec, pulumi.get_stack(), f"{name}-slurm"
         child = pulumi.ResourceOptions(parent=self)
         names = controller_names(stack, name)
         account = gcp.serviceaccount.Account(f"{role}-sa", account_id=names["account"], project=project,
@@ -81,7 +81,7 @@ class SlurmController(pulumi.ComponentResource):
         iap_ssh_rule(f"{role}-fw-iap", "the Slurm controller", "slurm-fw-iap", network_id, project, email, describe, child)
         key_name = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"])
         user_data = pulumi.Output.all(address.address, key_name).apply(
-            lambda values: controller_user_data(selection, name, values[0], values[1], metrics))
+            lambda values: controller_user_data(plans, name, values[0], values[1], metrics))
         server = private_instance(
             f"{role}-controller", "slurm-controller", "slurm-boot-disk", names["instance"], spec.zone, project,
             spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, state.id,
@@ -99,8 +99,8 @@ class SlurmController(pulumi.ComponentResource):
         self.register_outputs({"address": self.address, "instance": server.name})
 
 
-def controller_user_data(selection: Selection, name: str, address: str, key_name: str, metrics: bool = False) -> str:
-    settings = slurm_settings(selection, name, address)
+def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_name: str, metrics: bool = False) -> str:
+    settings = controller_settings(plans, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="gcp", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
         munge_key_name=key_name, state_device=f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}",

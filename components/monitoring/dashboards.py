@@ -23,12 +23,13 @@ from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeser
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh
 
-from .pricing import DATASOURCE_UID, NodePricing
+from .pricing import DATASOURCE_UID, GroupPricing, NodePricing
 
 DATASOURCE = DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
 GPU = '{node="$node"}'
 # Idle: every series of the GPU in the window (one per job it ran, see the module doc) averaged under 5%.
-IDLE_GPU = "(max by (node, gpu) (avg_over_time(DCGM_FI_DEV_GPU_UTIL[30m])) < 5)"
+IDLE_GPU_OF = "(max by (node, gpu) (avg_over_time(DCGM_FI_DEV_GPU_UTIL{selector}[30m])) < 5)"
+IDLE_GPU = IDLE_GPU_OF.format(selector="")
 MEMORY_PERCENT = ("100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + DCGM_FI_DEV_FB_RESERVED)")
 PER_GPU = "{{node}} GPU {{gpu}}"
 # What the node's job-metrics collector exports (cloud_init/files/usr/local/lib/gpufleet/job-metrics).
@@ -112,9 +113,47 @@ def performance_row(builder: dashboard.Dashboard) -> dashboard.Dashboard:
     )
 
 
-def cluster_overview(pricing: NodePricing, gpus_per_node: int, performance: bool = False) -> dict:
+NODE_JOB, CHOSEN_NODE = 'job="gpufleet-node"', 'node="$node"'
+
+
+def _in_group(group: GroupPricing, *matchers: str) -> str:
+    return "{" + ",".join([*matchers, f'node_group="{group.group}"']) + "}"
+
+
+def group_cost(group: GroupPricing) -> str:
+    """One group's cost per hour: its nodes answering, each at its group's rate (mixed: the base on demand)."""
+    up, price = f"sum(up{_in_group(group, NODE_JOB)}) or vector(0)", group.pricing
+    if not price.base_nodes:
+        return f"({up}) * {price.usd_per_node_hour:g}"
+    return (f"clamp_max({up}, {price.base_nodes}) * {price.usd_per_base_node_hour:g}"
+            f" + clamp_min(({up}) - {price.base_nodes}, 0) * {price.usd_per_node_hour:g}")
+
+
+def groups_row(builder: dashboard.Dashboard, groups: tuple[GroupPricing, ...]) -> dashboard.Dashboard:
+    """Node groups: each group's nodes, GPUs and cost, by the `node_group` label of the scrape jobs."""
+    builder = builder.with_row(dashboard.Row("Node groups"))
+    builder = builder.with_panel(_series("Nodes up by group", "none",
+                                         ('sum by (node_group) (up{job="gpufleet-node"})', "{{node_group}}"), width=8))
+    builder = builder.with_panel(_series("GPU utilisation by group", "percent",
+                                         ("avg by (node_group) (DCGM_FI_DEV_GPU_UTIL)", "{{node_group}}"), width=8))
+    return builder.with_panel(_series("Cost by group (USD/h, nodes up)", "currencyUSD",
+                                      *((group_cost(g), g.group) for g in groups), width=8))
+
+
+def cluster_overview(pricing: NodePricing, gpus_per_node: int, performance: bool = False,
+                     groups: tuple[GroupPricing, ...] = ()) -> dict:
     """The cluster at a glance; the constants come from the stack's catalog selection. `performance`: the
-    node.health.performance row (only for clusters that run that check, so others render as before)."""
+    node.health.performance row (only for clusters that run that check, so others render as before). `groups`: a
+    cluster of several node groups, whose GPUs and cost are each group's own, summed."""
+    expected_gpus = 'sum(up{job="gpufleet-node"}) * $gpus_per_node'
+    cost, idle_spend = CLUSTER_COST, f"(count({IDLE_GPU}) or vector(0)) * $usd_per_node_hour / $gpus_per_node"
+    if groups:
+        expected_gpus = " + ".join(f"(sum(up{_in_group(g, NODE_JOB)}) or vector(0)) * {g.gpus_per_node}"
+                                   for g in groups)
+        cost = " + ".join(f"({group_cost(g)})" for g in groups)
+        idle_spend = " + ".join(
+            f"(count({IDLE_GPU_OF.format(selector=_in_group(g))}) or vector(0)) * "
+            f"{g.pricing.usd_per_node_hour / g.gpus_per_node:g}" for g in groups)
     builder = (
         dashboard.Dashboard("gpufleet: GPU cluster overview").uid("gpufleet-overview").tags(["gpufleet", "gpu"])
         .readonly().time("now-6h", "now").refresh("1m")
@@ -125,12 +164,11 @@ def cluster_overview(pricing: NodePricing, gpus_per_node: int, performance: bool
         .with_variable(_constant("gpus_per_node", gpus_per_node, "GPUs per node"))
         .with_row(dashboard.Row("Health"))
         .with_panel(_stat("GPUs reporting", "none", GPUS_REPORTING))
-        .with_panel(_stat("GPUs expected", "none", 'sum(up{job="gpufleet-node"}) * $gpus_per_node'))
+        .with_panel(_stat("GPUs expected", "none", expected_gpus))
         .with_panel(_stat("Exporters down", "none", 'count(up{job=~"gpufleet-.*"} == 0) or vector(0)'))
         .with_panel(_stat("Nodes failing the boot check", "none", "count(gpufleet_node_healthy == 0) or vector(0)"))
-        .with_panel(_stat("Cluster cost (USD/h, nodes up)", "currencyUSD", CLUSTER_COST))
-        .with_panel(_stat("Idle GPU spend (USD/h)", "currencyUSD",
-                          f"(count({IDLE_GPU}) or vector(0)) * $usd_per_node_hour / $gpus_per_node"))
+        .with_panel(_stat("Cluster cost (USD/h, nodes up)", "currencyUSD", cost))
+        .with_panel(_stat("Idle GPU spend (USD/h)", "currencyUSD", idle_spend))
         .with_row(dashboard.Row("Utilisation"))
         .with_panel(_series("GPU utilisation", "percent", ("DCGM_FI_DEV_GPU_UTIL", PER_GPU)))
         .with_panel(_series("Tensor core activity", "percentunit", ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", PER_GPU)))
@@ -167,12 +205,14 @@ def cluster_overview(pricing: NodePricing, gpus_per_node: int, performance: bool
                             ('sum by (node) (rate(node_network_receive_bytes_total{device!="lo"}[5m]))',
                              "{{node}} rx"), width=8))
     )
+    if groups:
+        builder = groups_row(builder, groups)
     if performance:
         builder = performance_row(builder)
     return builder.build().to_json()
 
 
-def node_jobs(pricing: NodePricing) -> dict:
+def node_jobs(pricing: NodePricing, groups: tuple[GroupPricing, ...] = ()) -> dict:
     """One node: what its jobs use of each GPU and of the host, to find the job that starves or idles a node."""
     node = (dashboard.QueryVariable("node").label("Node").datasource(DATASOURCE)
             .query('label_values(up{job="gpufleet-node"}, node)'))
@@ -189,10 +229,16 @@ def node_jobs(pricing: NodePricing) -> dict:
         .with_panel(_series("Host CPU busy", "percentunit",
                             ('1 - avg(rate(node_cpu_seconds_total{node="$node",mode="idle"}[5m]))', "cpu")))
         .with_panel(_series("Host memory available", "bytes", (f"node_memory_MemAvailable_bytes{GPU}", "available")))
-        .with_panel(_stat("Node cost (USD/h, spot or on-demand rate)", "currencyUSD",
-                          'up{job="gpufleet-node",node="$node"} * $usd_per_node_hour'))
+        .with_panel(_stat("Node cost (USD/h, spot or on-demand rate)", "currencyUSD", node_cost(groups)))
     )
     return builder.build().to_json()
+
+
+def node_cost(groups: tuple[GroupPricing, ...]) -> str:
+    """The chosen node's rate; in a cluster of several groups, its own group's."""
+    if not groups:
+        return 'up{job="gpufleet-node",node="$node"} * $usd_per_node_hour'
+    return " or ".join(f"up{_in_group(g, NODE_JOB, CHOSEN_NODE)} * {g.pricing.usd_per_node_hour:g}" for g in groups)
 
 
 def _multi(name: str, label: str, query: str) -> dashboard.QueryVariable:
@@ -271,14 +317,16 @@ def jobs(pricing: NodePricing, gpus_per_node: int, slurm: bool = False) -> dict:
 
 @lru_cache(maxsize=32)
 def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True,
-               performance: bool = False, vgpu_slice: bool = False, slurm: bool = False) -> dict[str, str]:
+               performance: bool = False, vgpu_slice: bool = False, slurm: bool = False,
+               groups: tuple[GroupPricing, ...] = ()) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs. `job_view`: the jobs dashboard, for nodes that
     run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton).
     `performance`: the overview's speed row, for nodes that run node.health.performance. `vgpu_slice`: a cluster of
     vGPU slices, whose panels of metrics a slice cannot read say so (`slice_aware`); other clusters' are unchanged.
-    `slurm`: the jobs dashboard's Slurm row, for a Slurm cluster whose monitoring server scrapes the controller."""
-    boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node, performance),
-              "gpufleet-node-jobs.json": node_jobs(pricing)}
+    `slurm`: the jobs dashboard's Slurm row, for a Slurm cluster whose monitoring server scrapes the controller.
+    `groups`: a cluster of several node groups (each group's price and GPUs; empty for one group)."""
+    boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node, performance, groups),
+              "gpufleet-node-jobs.json": node_jobs(pricing, groups)}
     if job_view:
         boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node, slurm)
     if vgpu_slice:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog.selector import Selection
-from ..spec.monitoring import server_enabled
+from ..groups.plans import NodeGroupPlans
 from .dashboard_cache import dashboards
-from .pricing import NodePricing
+from .pricing import GroupPricing, NodePricing
 from .scrape import ALERT_RULES
+from .secrets import server_wanted
 
 
 def node_pricing(selection: Selection) -> NodePricing:
@@ -22,14 +23,19 @@ def node_pricing(selection: Selection) -> NodePricing:
     return NodePricing(usd_per_node_hour=spot if market.type == "spot" else on_demand)
 
 
-def stack_dashboards(selection: Selection) -> dict[str, str]:
-    """The Slurm row only where the monitoring server scrapes a Slurm controller (nothing else can reach it)."""
-    spec = selection.spec
-    slurm = spec.scheduler.kind == "slurm" and server_enabled(spec.monitoring, spec.nodes, selection.fabric)
-    return dashboards(node_pricing(selection), selection.instance.gpus, job_view=spec.inference is None,
-                      performance=spec.node.health.performance.enabled,
-                      vgpu_slice=selection.instance.is_vgpu_slice, slurm=slurm)
+def stack_dashboards(plans: NodeGroupPlans) -> dict[str, str]:
+    """The Slurm row only where the monitoring server scrapes a Slurm controller (nothing else can reach it). A
+    cluster of several node groups prices each group's nodes at its own rate; one group renders as before."""
+    first = plans.first
+    spec = first.spec
+    slurm = spec.scheduler.kind == "slurm" and server_wanted(plans)
+    groups = tuple(GroupPricing(plan.group, node_pricing(plan), plan.instance.gpus)
+                   for plan in plans.groups) if plans.grouped else ()
+    return dashboards(node_pricing(first), first.instance.gpus, job_view=spec.inference is None,
+                      performance=any(plan.spec.node.health.performance.enabled for plan in plans.groups),
+                      vgpu_slice=any(plan.instance.is_vgpu_slice for plan in plans.groups), slurm=slurm,
+                      groups=groups)
 
 
-def monitoring_outputs(selection: Selection) -> dict[str, Any]:
-    return {"grafana_dashboards": stack_dashboards(selection), "prometheus_alert_rules": ALERT_RULES.read_text()}
+def monitoring_outputs(plans: NodeGroupPlans) -> dict[str, Any]:
+    return {"grafana_dashboards": stack_dashboards(plans), "prometheus_alert_rules": ALERT_RULES.read_text()}

@@ -16,3 +16,13 @@ class NodePricing:
     usd_per_node_hour: float
     usd_per_base_node_hour: float = 0.0
     base_nodes: int = 0
+
+
+@dataclass(frozen=True)
+class GroupPricing:
+    """One node group's catalog price per node and its GPUs per node, for a cluster of several groups, whose
+    dashboards price each group's nodes at its own rate (by the `node_group` label the scrape jobs set)."""
+
+    group: str
+    pricing: NodePricing
+    gpus_per_node: int

@@ -8,10 +8,14 @@ through `access.monitoring_cidrs`. Field names: prometheus docs/configuration/co
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ..groups.naming import GROUP_LABEL
 
 ALERT_RULES = Path(__file__).with_name("alerts.yml")
 SLURM_ALERT_RULES = Path(__file__).with_name("slurm-alerts.yml")
@@ -27,31 +31,45 @@ def enabled_jobs(dcgm: bool, node: bool) -> list[tuple[str, int]]:
     return [EXPORTER_JOBS[key] for key in EXPORTER_JOBS if enabled[key]]
 
 
-def aws_jobs(stack: str, region: str, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
-    """EC2 discovery of running instances tagged with the stack (needs ec2:DescribeInstances)."""
+def aws_jobs(stack: str, region: str, jobs: list[tuple[str, int]], grouped: bool = False) -> list[dict[str, Any]]:
+    """EC2 discovery of running instances tagged with the stack (needs ec2:DescribeInstances). `grouped`: a
+    cluster of node groups, whose nodes' group tag becomes the `node_group` label."""
     filters = [{"name": "tag:gpufleet-stack", "values": [stack]}, {"name": "tag:gpufleet-role", "values": [NODE_ROLE]},
                {"name": "instance-state-name", "values": ["running"]}]
+    group = [_group_label("__meta_ec2_tag_gpufleet_node_group")] if grouped else []
     return [_job(name, "ec2_sd_configs", {"region": region, "port": port, "filters": filters},
-                 "__meta_ec2_instance_id") for name, port in jobs]
+                 "__meta_ec2_instance_id", *group) for name, port in jobs]
 
 
-def gcp_jobs(project: str, zone: str, stack_label: str, jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def gcp_jobs(project: str, zone: str, stack_label: str, jobs: list[tuple[str, int]],
+             grouped: bool = False) -> list[dict[str, Any]]:
     """GCE discovery of instances labelled with the stack in the cluster's zone (needs compute.instances.list), kept
-    to the GPU nodes' role: the monitoring server carries the stack label too."""
+    to the GPU nodes' role: the monitoring server carries the stack label too. `grouped`: the nodes' group label
+    becomes `node_group`."""
     sd = {"project": project, "zone": zone, "filter": f'labels.gpufleet-stack="{stack_label}"'}
     nodes_only = {"source_labels": ["__meta_gce_label_gpufleet_role"], "regex": NODE_ROLE, "action": "keep"}
-    return [_job(name, "gce_sd_configs", {**sd, "port": port}, "__meta_gce_instance_name", nodes_only)
+    group = [_group_label("__meta_gce_label_gpufleet_node_group")] if grouped else []
+    return [_job(name, "gce_sd_configs", {**sd, "port": port}, "__meta_gce_instance_name", nodes_only, *group)
             for name, port in jobs]
 
 
+def _group_label(meta_label: str) -> dict[str, Any]:
+    return {"source_labels": [meta_label], "target_label": GROUP_LABEL}
+
+
 def azure_jobs(subscription_id: str, resource_group: str, scale_sets: list[str],
-               jobs: list[tuple[str, int]]) -> list[dict[str, Any]]:
-    """Azure discovery in the cluster's resource group, kept to the cluster's scale sets (managed identity)."""
+               jobs: list[tuple[str, int]], groups: Sequence[str | None] = ()) -> list[dict[str, Any]]:
+    """Azure discovery in the cluster's resource group, kept to the cluster's scale sets (managed identity).
+    `groups`: each scale set's node group (a cluster of node groups), set as the `node_group` label by the scale
+    set's name."""
     sd = {"subscription_id": subscription_id, "resource_group": resource_group,
           "authentication_method": "ManagedIdentity"}
     keep = {"source_labels": ["__meta_azure_machine_scale_set"], "regex": "|".join(sorted(scale_sets)),
             "action": "keep"}
-    return [_job(name, "azure_sd_configs", {**sd, "port": port}, "__meta_azure_machine_name", keep)
+    named = sorted((scale_set, group) for scale_set, group in zip(scale_sets, groups, strict=False) if group)
+    by_scale_set = [{"source_labels": ["__meta_azure_machine_scale_set"], "regex": re.escape(scale_set),
+                     "target_label": GROUP_LABEL, "replacement": group} for scale_set, group in named]
+    return [_job(name, "azure_sd_configs", {**sd, "port": port}, "__meta_azure_machine_name", keep, *by_scale_set)
             for name, port in jobs]
 
 

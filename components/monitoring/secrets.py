@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from ..catalog.selector import Selection
+from ..groups.plans import NodeGroupPlans
 from ..spec import ClusterSpec, Problem, SpecError
 from ..spec.monitoring import server_enabled
 
@@ -51,13 +51,20 @@ def read_secrets(spec: ClusterSpec) -> dict[str, pulumi.Output[str]]:
     return secrets
 
 
-def plan_monitoring(selection: Selection) -> MonitoringPlan:
-    """Whether the server is declared (the `monitoring.server` default needs the selected fabric) and its secrets."""
-    spec = selection.spec
+def plan_monitoring(plans: NodeGroupPlans) -> MonitoringPlan:
+    """Whether the server is declared (the `monitoring.server` default needs the selected fabric: any group's, and
+    every group's nodes) and its secrets."""
+    spec = plans.first.spec
     secrets = read_secrets(spec)
-    if not server_enabled(spec.monitoring, spec.nodes, selection.fabric):
+    if not server_wanted(plans):
         return MonitoringPlan(False, {})
     return MonitoringPlan(True, secrets)
+
+
+def server_wanted(plans: NodeGroupPlans) -> bool:
+    """`monitoring.server` for the whole cluster: on for several nodes or any group on an RDMA fabric."""
+    fabric = next((plan.fabric for plan in plans.groups if plan.fabric is not None), None)
+    return server_enabled(plans.first.spec.monitoring, plans.nodes, fabric)
 
 
 def _config_secret(key: str) -> pulumi.Output[str] | None:

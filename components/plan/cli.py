@@ -112,9 +112,11 @@ def run_plan(args: argparse.Namespace) -> int:
         for name, text in sorted(node_user_data(result.resources).items()):
             (args.out / f"{name}.user-data.yaml").write_text(text)
     outputs = result.outputs
-    location = (outputs.get("instance_type") or "", outputs.get("region") or "", outputs.get("zone") or "")
-    notes = (catalog_age_notes(cloud=outputs.get("cloud"), location=location) + user_data_notes(result)
-             + deploy_time_notes(result))
+    types = sorted({group["instance_type"] for group in (outputs.get("node_groups") or {}).values()}) or [
+        outputs.get("instance_type") or ""]
+    ages = [note for instance_type in types for note in catalog_age_notes(
+        cloud=outputs.get("cloud"), location=(instance_type, outputs.get("region") or "", outputs.get("zone") or ""))]
+    notes = list(dict.fromkeys(ages)) + user_data_notes(result) + deploy_time_notes(result)
     if args.json:
         print(plan_json(result))
         print("\n".join(notes), file=sys.stderr)  # the document's shape is fixed; the catalog's age goes beside it

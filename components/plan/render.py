@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..catalog.cost import cost_table_lines
+from ..groups.cost import group_cost_lines, is_group_cost
 from ..serving import serving_cost_lines
 from ..storage_cost import storage_cost_lines
 from .mocks import DeclaredResource
@@ -47,7 +48,8 @@ def print_plan(result: PlanResult, console: Console, notes: list[str]) -> None:
     show(_outputs_table(result.outputs))
     if result.outputs.get("cost"):
         show("[bold]Cost[/bold] (catalog prices, USD)")
-        show(escape("\n".join(cost_table_lines(result.outputs["cost"]))))
+        rows = result.outputs["cost"]
+        show(escape("\n".join(group_cost_lines(rows) if is_group_cost(rows) else cost_table_lines(rows))))
         show(escape("\n".join(storage_cost_lines(result.outputs))))
     if result.outputs.get("job_cost"):
         from ..bench.mlperf import job_cost_lines

@@ -49,6 +49,14 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
         "ami availabilityZone ebsBlockDevices ephemeralBlockDevices hostId keyName networkInterfaces placementGroup "
         "privateIp subnetId tenancy", f"{TF_AWS} internal/service/ec2/ec2_instance.go",
         "userData replaces only with userDataReplaceOnChange; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    # The Slurm controller (issue 28), first declared by a shipped stack with aws-team (issue 43); read from the
+    # provider's schema: subnet_id and interface_type are ForceNew, private_ips only when the primary address changes.
+    "aws:ec2/networkInterface:NetworkInterface": _facts(
+        "interfaceType subnetId", f"{TF_AWS} internal/service/ec2/vpc_network_interface.go",
+        "a changed primary address in privateIps also replaces it (a CustomizeDiff); the controller sets none"),
+    "aws:ssm/parameter:Parameter": _facts(
+        "dataType name", f"{TF_AWS} internal/service/ssm/parameter.go",
+        "value, type and description are put in place; a tier downgrade from Advanced replaces it"),
     "aws:ec2/volumeAttachment:VolumeAttachment": _facts(
         "deviceName instanceId volumeId", f"{TF_AWS} internal/service/ec2/ec2_volume_attachment.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
     "azure-native:authorization:RoleDefinition": _facts("roleDefinitionId scope", AZURE_NATIVE, "read from memory of the provider source, not re-read here (UNVERIFIED)"),

@@ -8,18 +8,28 @@ has neither child switches nor nodes"). The placement group (or zone) is a node 
 Nodes are dynamic (`slurmd -Z`, Slurm 22.05+): slurm.conf lists none of them, only how many may register
 (`MaxNodeCount`), so scaling the fleet never rewrites the controller's files. Every path named here is a file the
 node's cloud-config writes (cloud_init/files/usr/local/lib/gpufleet/slurm/).
+
+Node groups (`node_groups`): each group is a partition over a NodeSet of the nodes that register with the group's
+name as a feature (slurm.conf(5) NodeSet `Feature=`; Debian's slurmctld 22.05 places dynamic nodes this way, as
+tests/scheduler shows). One gres.conf serves every group: it lists the devices of the largest node, and slurmd
+takes as many as its registration's `Gres=gpu:N` asks for, ignoring the rest ("Ignoring extra GRES", seen in
+slurmd's log on 22.05). A cluster of groups bounds its nodes by the spec's limit, not by their count, so a group's
+`nodes` never changes the controller's files.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpufleet.cloud_init.config import SlurmNodeConfig
 
+from ..spec.model import MAX_CLUSTER_NODES
+
 if TYPE_CHECKING:
     from ..catalog.selector import Selection
+    from ..groups.plans import NodeGroupPlans
 
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
@@ -40,6 +50,15 @@ CLUSTER_NAME = re.compile(r"[^a-z0-9]")
 
 
 @dataclass(frozen=True)
+class Partition:
+    """One node group's partition: its nodes are those registered with the group's feature."""
+
+    name: str
+    group: str
+    default: bool
+
+
+@dataclass(frozen=True)
 class SlurmSettings:
     """Everything the controller's files depend on; the same settings render the same bytes."""
 
@@ -53,6 +72,9 @@ class SlurmSettings:
     nvml: bool = False
     controller_address: str = ""
     """The controller's private address, so nodes reach `SlurmctldHost` without DNS (empty: by name)."""
+    partitions: tuple[Partition, ...] = ()
+    """With node groups, one partition per group; empty for a spec without groups, whose one partition
+    (`partition`) holds every node."""
 
     @property
     def slurm_cluster_name(self) -> str:
@@ -68,6 +90,19 @@ def slurm_settings(selection: Selection, cluster_name: str, controller_address: 
                          partition=slurm.partition, max_nodes=spec.nodes + SPARE_NODE_SLOTS,
                          gpus_per_node=selection.instance.gpus, requeue=slurm.requeue,
                          switch=CLUSTER_NAME.sub("-", switch.lower()), controller_address=controller_address)
+
+
+def controller_settings(plans: NodeGroupPlans, cluster_name: str, controller_address: str = "") -> SlurmSettings:
+    """The controller's settings: the one group's, or with node groups a partition per group, GRES devices for the
+    largest node, and room for the cluster's most nodes."""
+    settings = slurm_settings(plans.first, cluster_name, controller_address)
+    if not plans.grouped:
+        return settings
+    return replace(settings, partition=plans.first.spec.scheduler.slurm.partition,
+                   max_nodes=MAX_CLUSTER_NODES + SPARE_NODE_SLOTS,
+                   gpus_per_node=max(plan.instance.gpus for plan in plans.groups),
+                   partitions=tuple(Partition(plan.spec.scheduler.slurm.partition, plan.group, plan.slurm_default)
+                                    for plan in plans.groups))
 
 
 def controller_hostname(cluster_name: str) -> str:
@@ -119,9 +154,19 @@ def slurm_conf(settings: SlurmSettings) -> str:
         "Waittime=0",
         "AccountingStorageType=accounting_storage/none",
         "JobAcctGatherType=jobacct_gather/cgroup",
-        f"PartitionName={settings.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
+        *partition_lines(settings),
     ]
     return _file("slurm.conf", lines)
+
+
+def partition_lines(settings: SlurmSettings) -> list[str]:
+    """Every node in the one partition; with node groups, a NodeSet and a partition per group."""
+    if not settings.partitions:
+        return [f"PartitionName={settings.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"]
+    lines = [f"NodeSet={p.group} Feature={p.group}" for p in settings.partitions]
+    lines += [f"PartitionName={p.name} Nodes={p.group} Default={'YES' if p.default else 'NO'} MaxTime=INFINITE "
+              "State=UP OverSubscribe=NO" for p in settings.partitions]
+    return lines
 
 
 def cgroup_conf() -> str:
@@ -140,9 +185,10 @@ def gres_conf(settings: SlurmSettings) -> str:
     return _file("gres.conf", ["AutoDetect=off", f"Name=gpu File={files}"])
 
 
-def node_registration(settings: SlurmSettings, instance_type: str, fabric: str) -> str:
-    """The `slurmd -Z --conf` line: GPUs as GRES and features a job can ask for with `--constraint`."""
-    features = ",".join(sorted({instance_type.replace("_", "-").lower(), fabric, settings.switch}))
+def node_registration(settings: SlurmSettings, instance_type: str, fabric: str, group: str | None = None) -> str:
+    """The `slurmd -Z --conf` line: GPUs as GRES and features a job can ask for with `--constraint`; with node
+    groups, the group's name, which places the node in its group's partition."""
+    features = ",".join(sorted({instance_type.replace("_", "-").lower(), fabric, settings.switch} | {group} - {None}))
     return f"Gres=gpu:{settings.gpus_per_node} Feature={features}"
 
 
@@ -156,11 +202,11 @@ def _file(name: str, lines: list[str]) -> str:
         "\n".join(lines) + "\n"
 
 
-def slurm_node_config(selection: Selection, cluster_name: str) -> SlurmNodeConfig | None:
+def slurm_node_config(selection: Selection, cluster_name: str, group: str | None = None) -> SlurmNodeConfig | None:
     """What a GPU node needs to join (cloud_init), or None without a scheduler: its user data is then unchanged."""
     if selection.spec.scheduler.kind != "slurm":
         return None
     settings = slurm_settings(selection, cluster_name)
     fabric = selection.fabric or "tcp"
-    return SlurmNodeConfig(node_conf=node_registration(settings, selection.instance.name, fabric),
+    return SlurmNodeConfig(node_conf=node_registration(settings, selection.instance.name, fabric, group),
                            requeue=settings.requeue)

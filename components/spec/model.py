@@ -8,9 +8,9 @@ fields to each other live in `rules.py`, and rules that need the catalog live in
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from .existing_network import ExistingNetwork
 from .inference import InferenceSpec, Workload, inference_defaults
@@ -19,7 +19,7 @@ from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .monitoring import Monitoring
 from .node import NodeSoftware
 from .permissions import NodePermissions
-from .scheduler import Scheduler
+from .scheduler import PARTITION_PATTERN, Scheduler
 from .ssh import parse_public_key
 from .storage import Storage
 from .strict import Amount, Cidr, Count, StrictModel
@@ -31,6 +31,14 @@ ImageKind = Literal["driver-ready", "ubuntu-22.04", "ubuntu-24.04"]
 
 DEFAULT_VPC_CIDR = "10.0.0.0/16"
 DEFAULT_ROOT_DISK_GIB = 200
+# A group's name is part of its cloud resources' names (GCP: lower case, digits and inner hyphens) and its partition's.
+GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,13}[a-z0-9])?$"
+MAX_NODE_GROUPS = 32
+MAX_CLUSTER_NODES = 4096
+"""The most nodes one cluster holds, all its node groups together (one group's bound on `nodes`)."""
+GroupName = Annotated[str, StringConstraints(pattern=GROUP_NAME_PATTERN)]
+REQUIRED_WITHOUT_GROUPS = ("nodes", "accelerator")
+"""Top-level fields a spec needs unless each of its node groups sets them."""
 
 
 class Accelerator(StrictModel):
@@ -115,6 +123,29 @@ class Network(ExistingNetwork):
     """Use this subnet instead of creating a network. Default: gpufleet creates one private subnet with NAT egress."""
 
 
+class NodeGroup(StrictModel):
+    """One kind of node in the cluster: its own fleet and, with Slurm, its own partition. A field the group leaves
+    out takes the cluster's value (the top-level field of the same name): `node` is merged key by key, the other
+    fields replace the cluster's value whole."""
+
+    nodes: Count | None = Field(None, ge=1, le=4096)
+    """Nodes in this group, 1 to 4096. Default: the cluster's `nodes`."""
+    accelerator: Accelerator | None = None
+    """This group's GPU or instance type (as the top-level `accelerator`). Default: the cluster's."""
+    market: Market | None = None
+    """How this group's nodes are bought (as the top-level `market`). Default: the cluster's."""
+    image: Image | None = None
+    """This group's boot image (as the top-level `image`). Default: the cluster's."""
+    root_disk_gib: Count | None = Field(None, ge=30, le=16384)
+    """This group's root volume size. Default: the cluster's `root_disk_gib`."""
+    node: NodeSoftware | None = None
+    """Node software for this group (as the top-level `node`), merged key by key over the cluster's. Default: the cluster's."""
+    slurm_partition: str | None = Field(None, pattern=PARTITION_PATTERN, examples=["train", "debug"])
+    """The Slurm partition this group's nodes form. Default: the group's name."""
+    slurm_default: bool = False
+    """This group's partition is Slurm's default (jobs that name no partition run there). Default: the first group by name."""
+
+
 class ClusterSpec(StrictModel):
     """A GPU cluster, described once for any cloud."""
 
@@ -124,9 +155,10 @@ class ClusterSpec(StrictModel):
     """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
     zone: str | None = None
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
-    nodes: Count = Field(ge=1, le=4096)
-    """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet."""
-    accelerator: Accelerator
+    nodes: Count | None = Field(None, ge=1, le=4096)
+    """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet. Required, unless every node group sets its own."""
+    accelerator: Accelerator | None = None
+    """What each node carries. Required, unless every node group sets its own."""
     market: Market = Field(default_factory=Market)
     fabric: Fabric = "auto"
     """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
@@ -155,3 +187,5 @@ class ClusterSpec(StrictModel):
     job: JobEstimate | None = None
     """An MLPerf workload the plan prices per job (cost and hours on this cluster) beside the hourly cost. Default: none."""
     scheduler: Scheduler = Field(default_factory=Scheduler)
+    node_groups: dict[GroupName, NodeGroup] | None = Field(None, min_length=1, max_length=MAX_NODE_GROUPS)
+    """Several kinds of node in one cluster, by group name (lower case, digits and hyphens, up to 15 characters): each group its own fleet and Slurm partition, the top-level fields its defaults (README "Node groups"). Default: one group, the top-level fields."""

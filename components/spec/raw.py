@@ -72,11 +72,16 @@ def scalar_problems(path: str, value: Any) -> list[Problem]:
 
 
 def expand_shorthands(cluster: dict[str, Any]) -> dict[str, Any]:
-    """`{market: spot}` -> `{market: {type: spot}}`, so a `--set market.type=...` lands inside the mapping."""
+    """`{market: spot}` -> `{market: {type: spot}}`, so a `--set market.type=...` lands inside the mapping; the
+    same in every node group (`node_groups.<name>.market`)."""
     expanded = dict(cluster)
     for key, inner in SHORTHANDS.items():
         if isinstance(expanded.get(key), str):
             expanded[key] = {inner: expanded[key]}
+    groups = expanded.get("node_groups")
+    if isinstance(groups, dict):
+        expanded["node_groups"] = {name: expand_shorthands(group) if isinstance(group, dict) else group
+                                   for name, group in groups.items()}
     return expanded
 
 

@@ -10,6 +10,8 @@ import ast
 import inspect
 import sys
 import textwrap
+import types
+import typing
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -18,22 +20,37 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from .model import ClusterSpec
+from .model import REQUIRED_WITHOUT_GROUPS, ClusterSpec
+from .shapes import nested_model
 
 BEGIN = "<!-- spec-reference:begin -->"
 END = "<!-- spec-reference:end -->"
 
 
-def reference_rows(model: type[BaseModel] = ClusterSpec, prefix: str = "") -> Iterator[tuple[str, str, str]]:
-    """(field path, default, description) for every field, nested models expanded in place."""
+def reference_rows(model: type[BaseModel] = ClusterSpec, prefix: str = "",
+                   expand: bool = True) -> Iterator[tuple[str, str, str]]:
+    """(field path, default, description) for every field, nested models expanded in place (a mapping of models,
+    `node_groups`, as `<name>` once, its fields unexpanded: they repeat the top-level ones)."""
     for name, field in model.model_fields.items():
         path = f"{prefix}{name}"
         annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if model is ClusterSpec and name in REQUIRED_WITHOUT_GROUPS:
+            annotation = _optional_inner(annotation)  # optional only where node groups set it instead
+        if expand and isinstance(annotation, type) and issubclass(annotation, BaseModel):
             yield from reference_rows(annotation, f"{path}.")
             continue
+        if typing.get_origin(_optional_inner(annotation)) is dict and nested_model(annotation) is not None:
+            yield from reference_rows(nested_model(annotation), f"{path}.<name>.", expand=False)
+            continue
         text = field.description or field_docstring(model, name)
-        yield path, _default(field), text.replace("|", "\\|").replace("\n", " ")
+        default = "required" if model is ClusterSpec and name in REQUIRED_WITHOUT_GROUPS else _default(field)
+        yield path, default, text.replace("|", "\\|").replace("\n", " ")
+
+
+def _optional_inner(annotation: Any) -> Any:
+    """`X | None` -> X; anything else as it is."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1 else annotation
 
 
 def field_docstring(model: type[BaseModel], name: str) -> str:

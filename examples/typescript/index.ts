@@ -9,17 +9,23 @@ import * as gpufleet from "@pulumi/gpufleet";
 const network = new pulumi.StackReference("platform/network/prod");
 const trainingAccount = new aws.Provider("training-account", { region: "us-east-2" });
 
+// Two node groups, each its own Auto Scaling group and Slurm partition: `train` on spot (the default partition) and
+// `debug`, one node on demand. The top-level fields are both groups' defaults.
 const cluster = new gpufleet.AwsGpuCluster("train", {
     region: "us-east-2",
     zone: "use2-az2",
-    nodes: 2,
     accelerator: { gpu: "H100", gpusPerNode: 8 },
-    market: { type: "spot" },
     network: { existingSubnetId: network.getOutput("private_subnet_id") },
     tags: { team: "research" },
     node: { exporters: { dcgm: true, node: true } },
+    scheduler: { kind: "slurm" },
+    nodeGroups: {
+        train: { nodes: 2, market: { type: "spot" }, slurmDefault: true },
+        debug: { nodes: 1, market: { type: "on-demand" } },
+    },
 }, { providers: [trainingAccount] });
 
 export const fleetName = cluster.fleetName;
-export const connect = cluster.connect;
+export const nodeGroups = cluster.nodeGroups;
+export const slurmShell = cluster.slurmShell;
 export const estimatedUsdPerHour = cluster.estimatedUsdPerHour;

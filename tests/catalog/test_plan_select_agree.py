@@ -12,6 +12,7 @@ from gpufleet.catalog import load_catalog
 from gpufleet.catalog.cost import NodePrices, hourly_cost
 from gpufleet.catalog.offers import Requirement, rank
 from gpufleet.catalog.selector import select
+from gpufleet.groups.resolve import group_specs
 from gpufleet.plan.stackfile import read_stack_config, stack_names
 from gpufleet.spec.errors import SpecError
 from gpufleet.spec.parse import parse_cluster_spec
@@ -20,17 +21,20 @@ CAT = load_catalog()
 
 
 def shapes():
+    """Each shipped stack's shape, or each node group's (resolved) of a stack with `node_groups`."""
     for stack in stack_names():
-        raw = read_stack_config(stack)["gpufleet:cluster"]
-        spec = parse_cluster_spec(raw)
-        instance = CAT.instance(spec.cloud, spec.accelerator.instance_type)
-        for market in ("on-demand", "spot"):
-            if market == "spot" and raw.get("workload") == "inference":
-                continue  # spot alone is refused for inference fleets (they could drop to 0 nodes)
-            by_gpu = copy.deepcopy(raw)
-            by_gpu["accelerator"] = {"gpu": instance.gpu, "gpus_per_node": instance.gpus}
-            by_gpu["market"] = market
-            yield pytest.param(by_gpu, id=f"{stack}-{market}")
+        for group in group_specs(parse_cluster_spec(read_stack_config(stack)["gpufleet:cluster"])):
+            raw = group.spec.model_dump(mode="json", exclude_none=True)
+            spec = group.spec
+            instance = CAT.instance(spec.cloud, spec.accelerator.instance_type)
+            for market in ("on-demand", "spot"):
+                if market == "spot" and raw.get("workload") == "inference":
+                    continue  # spot alone is refused for inference fleets (they could drop to 0 nodes)
+                by_gpu = copy.deepcopy(raw)
+                by_gpu["accelerator"] = {"gpu": instance.gpu, "gpus_per_node": instance.gpus}
+                by_gpu["market"] = {"type": market}
+                name = f"{stack}-{group.name}" if group.name else stack
+                yield pytest.param(by_gpu, id=f"{name}-{market}")
 
 
 @pytest.mark.parametrize("raw", list(shapes()))

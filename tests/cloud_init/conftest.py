@@ -11,6 +11,7 @@ import yaml
 from gpufleet.catalog.loader import load_catalog
 from gpufleet.catalog.models import InstanceType
 from gpufleet.catalog.selector import Selection, select
+from gpufleet.pipeline import plan_node_groups
 from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config, stack_names
 from gpufleet.spec import parse_cluster_spec
 
@@ -113,14 +114,24 @@ CASES = {
 }
 
 
-def _stack(name: str) -> Selection:
-    """The selection of the shipped stack file stacks/Pulumi.<name>.yaml, as `pulumi up` would build it."""
-    return select(parse_cluster_spec(read_stack_config(name)[CLUSTER_KEY]))
+def _stack(name: str, group: str | None = None) -> Selection:
+    """The selection of the shipped stack file stacks/Pulumi.<name>.yaml (of its node group `group`), as `pulumi up`
+    would build it."""
+    return plan_node_groups(parse_cluster_spec(read_stack_config(name)[CLUSTER_KEY])).group(group)
+
+
+def _stack_cases(name: str) -> dict:
+    """One case per shipped stack, or per node group of a stack with `node_groups`."""
+    groups = parse_cluster_spec(read_stack_config(name)[CLUSTER_KEY]).node_groups
+    if groups is None:
+        return {f"stack-{name}": functools.partial(_stack, name)}
+    return {f"stack-{name}-{group}": functools.partial(_stack, name, group) for group in sorted(groups)}
 
 
 # Every shipped stack is rendered too, so schema, size and determinism hold for what users actually deploy.
 SHIPPED_STACKS = stack_names()
-CASES.update({f"stack-{name}": functools.partial(_stack, name) for name in SHIPPED_STACKS})
+for _name in SHIPPED_STACKS:
+    CASES.update(_stack_cases(_name))
 
 
 # Elastic groups' nodes (SlurmNodeConfig.cloud_node) on each cloud: the spec has no field for them yet, so their
@@ -138,7 +149,7 @@ def rendered() -> dict:
     out = {}
     for name, build in CASES.items():
         selection = build()
-        out[name] = (selection, user_data_for(selection, "gpufleet-test"))
+        out[name] = (selection, user_data_for(selection, "gpufleet-test", group=getattr(selection, "group", None)))
     for name, base in ELASTIC_CASES.items():
         selection = out[base][0]
         config = boot_config(selection, "gpufleet-test")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.catalog.selector import select
+from gpufleet.monitoring.secrets import server_wanted
+from gpufleet.pipeline import plan_node_groups
 from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config
 from gpufleet.spec import parse_cluster_spec
-from gpufleet.spec.monitoring import server_enabled
 from tests.validators import require_tool
 from tests.yaml_reader import read_yaml
 
@@ -68,10 +68,11 @@ def machine(user_data: str) -> str:
 @pytest.mark.parametrize("stack", SHIPPED_STACKS)
 def test_every_cloud_config_of_a_shipped_stack_is_found(stack):
     """The plan's nodes always, and the monitoring server where the stack has one (train and infer stacks)."""
-    selection = select(parse_cluster_spec(read_stack_config(stack)[CLUSTER_KEY]))
+    plans = plan_node_groups(parse_cluster_spec(read_stack_config(stack)[CLUSTER_KEY]))
     kinds = sorted(machine(text) for text in stack_cloud_configs(stack).values())
-    expected = ["GPU node"] + (["monitoring server"] if server_enabled(selection.spec.monitoring,
-                                                                      selection.spec.nodes, selection.fabric) else [])
+    slurm = plans.spec.scheduler.kind == "slurm"
+    expected = ["GPU node"] * len(plans.groups) + (["monitoring server"] if server_wanted(plans) else []) + (
+        ["Slurm controller"] if slurm else [])
     assert kinds == sorted(expected), kinds
 
 

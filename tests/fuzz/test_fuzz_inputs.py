@@ -73,6 +73,19 @@ def test_junk_anywhere_is_a_spec_error(raw):
                 pass
 
 
+@settings(max_examples=examples(100), **FUZZ_SETTINGS)
+@given(group=junk, groups=junk)
+def test_junk_in_node_groups_is_a_spec_error_or_a_plan(group, groups):
+    """A group of junk beside a valid one, and `node_groups` itself junk: only SpecError, at paths the user wrote."""
+    with time_bound(20):
+        for candidate in ({**BASE, "node_groups": {"train": {}, "debug": group}}, {**BASE, "node_groups": groups}):
+            try:
+                check_cluster_input(candidate)
+            except SpecError as err:
+                assert err.problems and all(p.path for p in err.problems)
+                assert not any("instance of" in p.expected or "valid dictionary" in p.expected for p in err.problems)
+
+
 @settings(max_examples=examples(200), **FUZZ_SETTINGS)
 @given(path=st.sampled_from(FIELDS), value=junk)
 def test_junk_in_any_field_is_a_spec_error_or_a_plan(path, value):
@@ -94,21 +107,22 @@ def test_junk_in_any_field_is_a_spec_error_or_a_plan(path, value):
 # Every section of the spec (a nested mapping), as a dotted path `set_path` can reach.
 SECTIONS = sorted({path for path, model in sections() if not any(isinstance(part, int) for part in path)})
 NOT_A_MAPPING = st.one_of(st.booleans(), st.integers(min_value=-(10**6), max_value=10**6), st.text(max_size=20),
-                          st.lists(st.one_of(st.text(max_size=8), st.integers()), max_size=3))
+                          st.lists(st.one_of(st.text(max_size=8), st.integers(min_value=-(10**6), max_value=10**6)),
+                                   max_size=3))
 
 
 @settings(max_examples=examples(100), **FUZZ_SETTINGS)
 @given(section=st.sampled_from(SECTIONS), value=NOT_A_MAPPING)
 def test_a_section_given_a_value_names_its_keys_not_a_class(section, value):
     """One problem at the section's path: a mapping, its keys, an example (`market: spot` is a shorthand)."""
-    shorthand = section == ("market",) and isinstance(value, str)  # `market: spot` is `market: {type: spot}`
+    shorthand = section[-1] == "market" and isinstance(value, str)  # `market: spot` is `market: {type: spot}`
     with time_bound(10):
         path = ".".join(section)
         try:
             parse_cluster_spec(set_path(INFERENCE_BASE, path, value))  # its inference sections are valid
         except SpecError as err:
             if shorthand:
-                assert [p.path for p in err.problems] == ["market.type"], err
+                assert [p.path for p in err.problems] == [f"{path}.type"], err
                 return
             mine = [p for p in err.problems if p.path == path]
             assert len(mine) == 1 and len(err.problems) == 1, err
@@ -134,7 +148,10 @@ PLAUSIBLE = st.one_of(
 )
 KEYS = st.one_of(st.sampled_from(FIELDS), st.sampled_from(FIELDS).map(lambda p: p + "s"),
                  st.sampled_from(["tags.team", "tags.Équipe", "node.nccl.env.NCCL_IB_HCA", "market", "access",
-                                  "node", "accelerator", "nodes.x", "cloud"]))
+                                  "node", "accelerator", "nodes.x", "cloud", "node_groups", "node_groups.train",
+                                  "node_groups.train.nodes", "node_groups.debug.market", "node_groups.x.accelerator",
+                                  "node_groups.train.slurm_partition", "node_groups.debug.slurm_default",
+                                  "node_groups.train.node.mig.profiles"]))
 
 
 def plan_exit(capsys, argv: list[str]) -> tuple[int, str]:

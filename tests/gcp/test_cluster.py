@@ -386,7 +386,7 @@ def test_refuses_an_existing_subnet():
 def test_refuses_user_data_over_the_metadata_value_limit(monkeypatch):
     import gpufleet.pipeline as pipeline
     oversized = "#cloud-config\n" + "#" * GCP_METADATA_VALUE_MAX_BYTES
-    monkeypatch.setattr(pipeline, "user_data_for", lambda selection, name, pin: oversized)
+    monkeypatch.setattr(pipeline, "user_data_for", lambda selection, name, pin, group=None: oversized)
     refused(DEV, r"`node`: .*gcp allows at most 262144")
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from gpufleet.catalog import load_catalog
-from gpufleet.catalog.selector import select
 from gpufleet.monitoring.dashboards import SLICE_NO_VALUE, NodePricing, dashboards
 from gpufleet.monitoring.outputs import stack_dashboards
+from gpufleet.pipeline import plan_node_groups
 from gpufleet.spec import parse_cluster_spec
 
 PRICING = NodePricing(usd_per_node_hour=0.475)
@@ -52,5 +52,5 @@ def test_whole_gpu_dashboards_are_unchanged():
 def test_a_slice_stack_gets_slice_dashboards():
     spec = parse_cluster_spec({"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1,
                                "accelerator": {"instance_type": "g6f.xlarge"}, "image": {"kind": "ubuntu-22.04"}})
-    boards = stack_dashboards(select(spec, load_catalog()))
+    boards = stack_dashboards(plan_node_groups(spec, load_catalog()))
     assert SLICE_NO_VALUE in boards["gpufleet-overview.json"]

@@ -103,9 +103,13 @@ def test_every_shipped_stack_plans(stack):
     document = json.loads(out)
     assert document["resources"]
     cost = document["outputs"]["cost"]
+    outputs = document["outputs"]
+    if "node_groups" in outputs:  # one row per group at its market, and the total (gpufleet.groups.cost)
+        assert [row["group"] for row in cost] == [*sorted(outputs["node_groups"]), None]
+        assert cost[-1]["usd_per_hour"] == pytest.approx(sum(row["usd_per_hour"] for row in cost[:-1]), abs=0.02)
+        cost = outputs["node_groups"][sorted(outputs["node_groups"])[0]]["cost"]
     assert [row["market"] for row in cost] == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
     assert sum(row["chosen"] for row in cost) == 1
-    outputs = document["outputs"]
     assert f"catalog prices for {outputs['cloud']} ({outputs['instance_type']} in " in err
     assert "days old" in err or "from an undated snapshot (age unknown)" in err
 

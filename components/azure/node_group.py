@@ -1,0 +1,70 @@
+"""One node group on Azure: its scale sets (one, or an on-demand base and a spot set for a mixed market). A spec
+without `node_groups` is one group, whose scale sets keep their names (`{name}-nodes`, `{name}-spot-nodes`); a
+named group's are `{name}-{group}-nodes` and `{name}-{group}-spot-nodes`, its host names start with the group, and
+its scale sets carry the `gpufleet-node-group` tag.
+
+Each scale set with InfiniBand is one InfiniBand partition (`fabric.py`), so every group on the fabric has its own
+partition, which its Slurm partition matches. A named group without the fabric stays out of the cluster's proximity
+placement group (`gpufleet.groups.placement`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from gpufleet import cloud_init
+
+from ..groups.naming import GROUP_TAG
+from ..pipeline import ClusterPlan
+from ..storage_boot import user_data_with_source
+from .fabric import infiniband_partition
+from .network import NodeNetwork
+from .nodes import build_scale_sets
+from .security import Security
+from .tagging import Tagger
+
+
+@dataclass(frozen=True)
+class ClusterShared:
+    """What every group of the cluster shares."""
+
+    network: NodeNetwork
+    security: Security
+    proximity_group_id: pulumi.Input[str] | None
+    shared_source: pulumi.Input[str] | None = None
+    backend_pool_id: pulumi.Input[str] | None = None
+    ssh_public_key: pulumi.Input[str] | None = None
+
+
+@dataclass(frozen=True)
+class AzureNodeGroup:
+    plan: ClusterPlan
+    scale_sets: list[azure_native.compute.VirtualMachineScaleSet]
+
+
+def group_tagger(tag: Tagger, group: str | None) -> Tagger:
+    """A named group's tags: the cluster's plus the group tag; the one unnamed group's as they were."""
+    if group is None:
+        return tag
+
+    def tag_in_group(role: str) -> dict[str, str]:
+        tags = {**tag(role), GROUP_TAG: group}
+        return {key: tags[key] for key in sorted(tags)}
+    return tag_in_group
+
+
+def build_node_group(name: str, plan: ClusterPlan, shared: ClusterShared, tag: Tagger,
+                     opts: pulumi.ResourceOptions) -> AzureNodeGroup:
+    group_name = f"{name}-{plan.group}" if plan.group else name
+    custom_data = (user_data_with_source(plan.cloud_config, shared.shared_source,
+                                         lambda text: cloud_init.encode_user_data(text, "azure"))
+                   if shared.shared_source is not None else plan.user_data)
+    in_placement = plan.placement_group or plan.group is None
+    scale_sets = build_scale_sets(
+        group_name, plan, infiniband_partition(plan.spec, plan.instance) is not None, shared.network,
+        shared.security, shared.proximity_group_id if in_placement else None, custom_data,
+        group_tagger(tag, plan.group), opts, shared.backend_pool_id, shared.ssh_public_key)
+    return AzureNodeGroup(plan, scale_sets)

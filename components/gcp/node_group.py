@@ -1,0 +1,83 @@
+"""One node group on GCP: its instance template and its zonal managed instance group. A spec without
+`node_groups` is one group, whose children keep their names (`{name}-template`, `{name}-nodes`); a named group's
+are `{name}-{group}-template`, `{name}-{group}-nodes`, its nodes are named `<cluster base>-<group>-xxxx`, and its
+resources carry the `gpufleet-node-group` label (Prometheus' `node_group`, the inventory).
+
+Every group's NICs are a subset of the cluster's networks: the groups on the cluster's GPU fabric share its layout
+(`gpufleet.groups.placement` refuses another fabric), a group without one uses the primary NIC only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pulumi
+import pulumi_gcp as gcp
+
+from gpufleet import cloud_init
+
+from ..groups.naming import GROUP_TAG
+from ..pipeline import ClusterPlan
+from ..storage_boot import user_data_with_source
+from .fabric import nic_layout, vpc_layout
+from .image import boot_image, pinned_source
+from .labels import Describer, Labeler
+from .network import ClusterNetworks
+from .nodes import build_group, build_template
+
+
+@dataclass(frozen=True)
+class ClusterShared:
+    """What every group of the cluster shares."""
+
+    networks: ClusterNetworks
+    account_email: pulumi.Input[str]
+    base_name: str
+    health_check: gcp.compute.HealthCheck
+    template_policy: pulumi.Input[str] | None
+    """The compact placement policy's path, for the templates of the groups in the placement."""
+    workload_policy: gcp.compute.ResourcePolicy | None
+    """The workload policy, for the instance groups in the placement."""
+    depends_on: list[pulumi.Resource]
+    shared_source: pulumi.Input[str] | None = None
+    slurm_metadata: dict[str, pulumi.Input[str]] | None = None
+
+
+@dataclass(frozen=True)
+class GcpNodeGroup:
+    plan: ClusterPlan
+    template: gcp.compute.InstanceTemplate
+    group: gcp.compute.InstanceGroupManager
+
+
+def group_labeler(label: Labeler, group: str | None) -> Labeler:
+    """A named group's labels: the cluster's, plus the group label; the one unnamed group's as they were."""
+    if group is None:
+        return label
+
+    def label_in_group(role: str) -> dict[str, str]:
+        labels = {**label(role), GROUP_TAG: group}
+        return {key: labels[key] for key in sorted(labels)}
+    return label_in_group
+
+
+def build_node_group(name: str, plan: ClusterPlan, shared: ClusterShared, label: Labeler, describe: Describer,
+                     opts: pulumi.ResourceOptions) -> GcpNodeGroup:
+    spec = plan.spec
+    group_name = f"{name}-{plan.group}" if plan.group else name
+    base_name = f"{shared.base_name}-{plan.group}" if plan.group else shared.base_name
+    label = group_labeler(label, plan.group)
+    user_data = (user_data_with_source(plan.cloud_config, shared.shared_source,
+                                       lambda text: cloud_init.encode_user_data(text, "gcp"))
+                 if shared.shared_source is not None else plan.user_data)
+    image = boot_image(spec)
+    image = replace(image, source=pinned_source(image, spec, pulumi.InvokeOutputOptions(parent=opts.parent)))
+    placed = plan.placement_group
+    template = build_template(
+        group_name, plan, shared.networks, nic_layout(vpc_layout(plan.instance, plan.fabric)), image,
+        shared.account_email, user_data, shared.template_policy if placed else None, label, describe,
+        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=shared.depends_on)),
+        shared.slurm_metadata)
+    group = build_group(group_name, plan, template, base_name, describe, opts, shared.health_check,
+                        shared.workload_policy if placed else None)
+    return GcpNodeGroup(plan, template, group)
