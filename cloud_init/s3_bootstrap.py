@@ -24,7 +24,7 @@ BOOTSTRAP_DIR = "/run/gpufleet-bootstrap"
 HEREDOC_END = "GPUFLEET_AWS_API_EOF"
 NODE_CONFIG_PREFIX = "gpufleet/node-config/"
 # A created filesystem's address replaces each storage placeholder after the choice is made
-# (gpufleet.storage_boot.user_data_with_source): room for a long address (an FSx DNS name and mount name) each.
+# (gpufleet.storage.boot.user_data_with_source): room for a long address (an FSx DNS name and mount name) each.
 ADDRESS_ROOM_BYTES = 128
 
 

@@ -17,7 +17,7 @@ from .deploytime.containers import Pin, deferred_digest
 from .scheduler.conf import slurm_node_config
 from .serving import serving_drain_command, triton_config
 from .spec.node_rules import min_driver_branch
-from .storage_boot import storage_boot_fields
+from .storage.boot import storage_boot_fields
 
 if TYPE_CHECKING:
     from .catalog.selector import Selection

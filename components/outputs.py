@@ -13,7 +13,7 @@ from .groups.cost import group_cost_rows
 from .groups.plans import NodeGroupPlans
 from .monitoring.scrape import enabled_jobs
 from .spec import ClusterSpec
-from .storage_cost import shared_filesystem_output
+from .storage.cost import shared_filesystem_output
 
 
 def common_outputs(plans: NodeGroupPlans) -> dict[str, Any]:

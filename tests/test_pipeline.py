@@ -59,7 +59,7 @@ def test_every_cloud_has_rules_with_the_three_entry_points(cloud):
 @pytest.mark.parametrize("cloud", sorted(SPECS))
 def test_components_call_the_pipeline_not_the_selector(cloud):
     """Cloud code consumes the ClusterPlan: no cluster.py selects or renders user data itself. (It may encode the
-    plan's cloud-config again once a shared filesystem's address is known: storage_boot.user_data_with_source.)"""
+    plan's cloud-config again once a shared filesystem's address is known: gpufleet.storage.boot.user_data_with_source.)"""
     tree = ast.parse((COMPONENTS / cloud / "cluster.py").read_text())
     called = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
               for node in ast.walk(tree) if isinstance(node, ast.Call)}

@@ -13,7 +13,7 @@ import pulumi_aws as aws
 
 from ..groups.naming import GROUP_TAG
 from ..pipeline import ClusterPlan
-from ..storage_boot import user_data_with_source
+from ..storage.boot import user_data_with_source
 from .fleet import build_fleet
 from .identity import NodeIdentity
 from .launch_template import build_launch_template

@@ -19,7 +19,7 @@ from gpufleet import cloud_init
 
 from ..groups.naming import GROUP_TAG
 from ..pipeline import ClusterPlan
-from ..storage_boot import user_data_with_source
+from ..storage.boot import user_data_with_source
 from .fabric import infiniband_partition
 from .network import NodeNetwork
 from .nodes import build_scale_sets

@@ -18,7 +18,7 @@ from gpufleet import cloud_init
 
 from ..groups.naming import GROUP_TAG
 from ..pipeline import ClusterPlan
-from ..storage_boot import user_data_with_source
+from ..storage.boot import user_data_with_source
 from .fabric import nic_layout, vpc_layout
 from .image import boot_image, pinned_source
 from .labels import Describer, Labeler

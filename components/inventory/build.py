@@ -1,7 +1,9 @@
 """The inventory documents, one per cloud plugin: plain data in, plain data out (R1), written by `files.py`.
 
 Every value the plugins template is a Jinja expression over the host's API record; fixed values are JSON string
-literals (`literal`), which Jinja reads as strings. Option names are those of the plugins in the `ansible` 12 bundle:
+literals (`literal`), which Jinja reads as strings. A stack with `node_groups` also gets a group per node group and
+host variables of the host's own group (`node_groups.py`); a stack without them gets exactly the documents it got
+before node groups existed. Option names are those of the plugins in the `ansible` 12 bundle:
 amazon.aws 10 (`aws_ec2`, connection `aws_ssm`), google.cloud 1.10 (`gcp_compute`, connection `iap`) and
 azure.azcollection 3.12 (`azure_rm`).
 """
@@ -15,9 +17,11 @@ from typing import Any
 from ..aws.tagging import CLUSTER_TAG
 from ..gcp.labels import COMPONENT as GCP_COMPONENT
 from ..gcp.labels import normalise_value
+from ..groups.naming import GROUP_TAG
 from ..spec.errors import Problem, SpecError
 from .errors import ROOT
 from .facts import GCP_PROJECT_KEY, ClusterFacts
+from .node_groups import ansible_group, looked_up
 
 GROUP_ROLES = {"gpu_nodes": "node", "slurm_controller": "slurm-controller", "monitoring_server": "monitoring"}
 """Inventory group -> the `gpufleet-role` tag or label its hosts carry (Azure scale sets are matched by name)."""
@@ -51,13 +55,29 @@ def inventory_document(facts: ClusterFacts, azure: AzureAccess | None = None) ->
     return azure_inventory(facts, azure or AzureAccess())
 
 
-def _host_vars(instance_type: str, node_group: str, fabric: str, cloud: str, is_node: str) -> dict[str, str]:
+def _host_vars(instance_type: str, node_group: str, fabric: str, cloud: str, is_node: str,
+               fleet: str | None = None) -> dict[str, str]:
+    """Expressions over the host's record; `fabric` is one too (a literal, or the host's group's from a mapping).
+    `fleet` (node groups only): the host's Auto Scaling group, instance group or scale set, which a stack without
+    node groups gives as `gpufleet_node_group`."""
     return {
         "gpufleet_cloud": literal(cloud),
         "gpufleet_instance_type": instance_type,
-        "gpufleet_fabric": f"{literal(fabric)} if {is_node} else {literal('none')}",
+        "gpufleet_fabric": f"{fabric} if {is_node} else {literal('none')}",
         "gpufleet_node_group": f"{node_group} if {is_node} else {literal('')}",
+        **({"gpufleet_fleet": f"{fleet} if {is_node} else {literal('')}"} if fleet else {}),
     }
+
+
+def _fabric_by_group(facts: ClusterFacts, group_of_host: str) -> str:
+    """The fabric of the host's own group, looked up by the group the host's record names."""
+    return looked_up({group.name: group.fabric for group in facts.groups}, group_of_host, "none")
+
+
+def _deployed_groups(facts: ClusterFacts) -> dict[str, Any]:
+    """The `node_groups` output (each group's fleet), or {} when the outputs do not have it."""
+    deployed = facts.outputs.get("node_groups")
+    return deployed if isinstance(deployed, dict) else {}
 
 
 def aws_inventory(facts: ClusterFacts) -> dict[str, Any]:
@@ -67,8 +87,20 @@ def aws_inventory(facts: ClusterFacts) -> dict[str, Any]:
     fleet = facts.outputs.get("fleet_name")
     role = "tags.get('gpufleet-role')"
     groups = {group: f"{role} == {literal(value)}" for group, value in GROUP_ROLES.items()}
-    if fleet:  # the Auto Scaling group's own tag, which AWS sets on every instance it launches
+    if facts.groups:  # every group's Auto Scaling group (the top-level `fleet_name` is the default group's only)
+        fleets = sorted(str(deployed["fleet_name"]) for deployed in _deployed_groups(facts).values()
+                        if isinstance(deployed, dict) and deployed.get("fleet_name"))
+        if fleets:
+            groups["gpu_nodes"] += f" and tags.get('aws:autoscaling:groupName') in {json.dumps(fleets)}"
+    elif fleet:  # the Auto Scaling group's own tag, which AWS sets on every instance it launches
         groups["gpu_nodes"] += f" and tags.get('aws:autoscaling:groupName') == {literal(fleet)}"
+    group_of_host = f"tags.get({literal(GROUP_TAG)}, '')"
+    groups.update({ansible_group(group.name): f"{groups['gpu_nodes']} and {group_of_host} == {literal(group.name)}"
+                   for group in facts.groups})
+    fleet_of_host = "tags.get('aws:autoscaling:groupName', '')"
+    host_vars = (_host_vars("instance_type", group_of_host, _fabric_by_group(facts, group_of_host), "aws",
+                            groups["gpu_nodes"], fleet_of_host) if facts.groups else
+                 _host_vars("instance_type", fleet_of_host, literal(facts.fabric), "aws", groups["gpu_nodes"]))
     return {
         "plugin": "amazon.aws.aws_ec2",
         "regions": [facts.region],
@@ -82,8 +114,7 @@ def aws_inventory(facts: ClusterFacts) -> dict[str, Any]:
             "ansible_aws_ssm_instance_id": "instance_id",
             "ansible_aws_ssm_region": literal(facts.region),
             "ansible_aws_ssm_bucket_name": literal(bucket),
-            **_host_vars("instance_type", "tags.get('aws:autoscaling:groupName', '')", facts.fabric, "aws",
-                         groups["gpu_nodes"]),
+            **host_vars,
         },
     }
 
@@ -106,7 +137,16 @@ def gcp_inventory(facts: ClusterFacts) -> dict[str, Any]:
     prefix = f"{base_instance_name(facts.stack, facts.component, facts.cluster_id)}-"
     role = "labels.get('gpufleet-role')"
     groups = {group: f"{role} == {literal(value)}" for group, value in GROUP_ROLES.items()}
-    groups["gpu_nodes"] += f" and name.startswith({literal(prefix)})"
+    groups["gpu_nodes"] += f" and name.startswith({literal(prefix)})"  # every group's: `<prefix><group>-xxxx`
+    # By label only: one group's name prefix can begin another's (`a-` begins `a-b-`).
+    group_of_host = f"labels.get({literal(GROUP_TAG)}, '')"
+    groups.update({ansible_group(group.name): f"{groups['gpu_nodes']} and {group_of_host} == {literal(group.name)}"
+                   for group in facts.groups})
+    # A managed group records itself in its instances' `created-by` metadata.
+    fleet_of_host = "metadata.get('created-by', '').split('/') | last"
+    host_vars = (_host_vars("machineType", group_of_host, _fabric_by_group(facts, group_of_host), "gcp",
+                            groups["gpu_nodes"], f"({fleet_of_host})") if facts.groups else
+                 _host_vars("machineType", fleet_of_host, literal(facts.fabric), "gcp", groups["gpu_nodes"]))
     return {
         "plugin": "google.cloud.gcp_compute",
         "projects": [gcp_project(facts)],
@@ -123,9 +163,7 @@ def gcp_inventory(facts: ClusterFacts) -> dict[str, Any]:
             "ansible_gcloud_host": "name",
             "ansible_gcloud_zone": "zone",
             "ansible_gcloud_project": "project",
-            # A managed group records itself in its instances' `created-by` metadata.
-            **_host_vars("machineType", "metadata.get('created-by', '').split('/') | last", facts.fabric, "gcp",
-                         groups["gpu_nodes"]),
+            **host_vars,
         },
     }
 
@@ -161,6 +199,18 @@ def azure_inventory(facts: ClusterFacts, access: AzureAccess) -> dict[str, Any]:
     groups = {"gpu_nodes": in_scale_sets}
     groups.update({name: f"{stack_vm} and tags.get('gpufleet-role') == {literal(role)}"
                    for name, role in GROUP_ROLES.items() if name != "gpu_nodes"})
+    fleet_of_host = "vmss.name | default('')"
+    if facts.groups:
+        group_of_set = azure_group_scale_sets(facts)
+        groups.update({ansible_group(group): f"({fleet_of_host}) in {json.dumps(sorted(scale_sets))}"
+                       for group, scale_sets in group_of_set.items()})
+        by_set = {scale_set: group for group, scale_sets in group_of_set.items() for scale_set in scale_sets}
+        fabric_of = {group.name: group.fabric for group in facts.groups}
+        host_vars = _host_vars("virtual_machine_size", looked_up(by_set, f"({fleet_of_host})", ""),
+                               looked_up({s: fabric_of[g] for s, g in by_set.items()}, f"({fleet_of_host})", "none"),
+                               "azure", in_scale_sets, f"({fleet_of_host})")
+    else:
+        host_vars = _host_vars("virtual_machine_size", fleet_of_host, literal(facts.fabric), "azure", in_scale_sets)
     return {
         "plugin": "azure.azcollection.azure_rm",
         "auth_source": "auto",
@@ -173,6 +223,25 @@ def azure_inventory(facts: ClusterFacts, access: AzureAccess) -> dict[str, Any]:
             "ansible_host": "private_ipv4_addresses | first",
             "ansible_user": literal(AZURE_ADMIN_USER),
             "ansible_ssh_common_args": azure_proxy(facts, access),
-            **_host_vars("virtual_machine_size", "vmss.name | default('')", facts.fabric, "azure", in_scale_sets),
+            **host_vars,
         },
     }
+
+
+def azure_group_scale_sets(facts: ClusterFacts) -> dict[str, list[str]]:
+    """Each node group's scale sets, from the `node_groups` output: on Azure the scale set is what tells a VM's
+    group (see node_groups.py)."""
+    facts.output("node_groups", "putting each node group's VMs in its group")
+    deployed = _deployed_groups(facts)
+    found = {}
+    for group in facts.groups:
+        own = deployed.get(group.name)
+        scale_sets = own.get("scale_sets") if isinstance(own, dict) else None
+        if not scale_sets or not isinstance(scale_sets, list):
+            value = "(missing)" if not scale_sets else type(scale_sets).__name__
+            raise SpecError([Problem(f"outputs.node_groups.{group.name}.scale_sets", value,
+                                     f"node group {group.name!r} of the stack's spec has no scale sets in the outputs: "
+                                     "deploy it (`pulumi up`), then pass the stack's outputs again "
+                                     f"(`pulumi stack output --json -s {facts.stack}`)")], root=ROOT)
+        found[group.name] = [str(name) for name in scale_sets]
+    return found

@@ -15,7 +15,7 @@ from rich.tree import Tree
 from ..catalog.cost import cost_table_lines
 from ..groups.cost import group_cost_lines, is_group_cost
 from ..serving import serving_cost_lines
-from ..storage_cost import storage_cost_lines
+from ..storage.cost import storage_cost_lines
 from .mocks import DeclaredResource
 from .runner import PlanResult
 

@@ -13,8 +13,9 @@ Node groups (`node_groups`): each group is a partition over a NodeSet of the nod
 name as a feature (slurm.conf(5) NodeSet `Feature=`; Debian's slurmctld 22.05 places dynamic nodes this way, as
 tests/scheduler shows). One gres.conf serves every group: it lists the devices of the largest node, and slurmd
 takes as many as its registration's `Gres=gpu:N` asks for, ignoring the rest ("Ignoring extra GRES", seen in
-slurmd's log on 22.05). A cluster of groups bounds its nodes by the spec's limit, not by their count, so a group's
-`nodes` never changes the controller's files.
+slurmd's log on 22.05). `MaxNodeCount` is the spec's bound on a cluster's nodes (4,096, all groups together) and
+room for replacements, never the node count: a change of `nodes` must not rewrite the controller's files, which
+would replace the controller (its user data changes).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ TASK_PROLOG = f"{SLURM_LIB}/task-prolog"
 PROLOG = f"{SLURM_LIB}/prolog"
 EPILOG = f"{SLURM_LIB}/epilog"
 HEALTH_CHECK_INTERVAL_S = 300
-# Room above `nodes` for replacements that register before the nodes they replace are deleted.
+# Room above the most nodes for replacements that register before the nodes they replace are deleted.
 SPARE_NODE_SLOTS = 16
 CLUSTER_NAME = re.compile(r"[^a-z0-9]")
 
@@ -87,19 +88,18 @@ def slurm_settings(selection: Selection, cluster_name: str, controller_address: 
     slurm = spec.scheduler.slurm
     switch = f"{spec.region}-{spec.zone}" if spec.cloud == "azure" else (spec.zone or spec.region)
     return SlurmSettings(cluster_name=cluster_name, controller_host=controller_hostname(cluster_name),
-                         partition=slurm.partition, max_nodes=spec.nodes + SPARE_NODE_SLOTS,
+                         partition=slurm.partition, max_nodes=MAX_CLUSTER_NODES + SPARE_NODE_SLOTS,
                          gpus_per_node=selection.instance.gpus, requeue=slurm.requeue,
                          switch=CLUSTER_NAME.sub("-", switch.lower()), controller_address=controller_address)
 
 
 def controller_settings(plans: NodeGroupPlans, cluster_name: str, controller_address: str = "") -> SlurmSettings:
     """The controller's settings: the one group's, or with node groups a partition per group, GRES devices for the
-    largest node, and room for the cluster's most nodes."""
+    largest node."""
     settings = slurm_settings(plans.first, cluster_name, controller_address)
     if not plans.grouped:
         return settings
     return replace(settings, partition=plans.first.spec.scheduler.slurm.partition,
-                   max_nodes=MAX_CLUSTER_NODES + SPARE_NODE_SLOTS,
                    gpus_per_node=max(plan.instance.gpus for plan in plans.groups),
                    partitions=tuple(Partition(plan.spec.scheduler.slurm.partition, plan.group, plan.slurm_default)
                                     for plan in plans.groups))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpufleet.storage_catalog import storage_service
+from gpufleet.storage.catalog import storage_service
 
 from .errors import Problem
 from .model import ClusterSpec

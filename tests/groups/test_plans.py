@@ -151,3 +151,21 @@ def test_a_node_count_change_in_one_group_touches_only_that_groups_fleet(cloud):
     assert [change.name for change in diff.changed] == ["gpufleet-eval-nodes"], [c.name for c in diff.changed]
     hourly = diff.cost["usd_per_hour"]
     assert hourly["base"] is None or hourly["delta"] > 0  # Azure's catalog has no ND H100 v5 spot price
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_each_group_keeps_the_drain_hook_repair_and_roll_out_settings(cloud):
+    """What a one-group fleet has for a node's leaving and repair, every group's fleet has (`rollout` is the
+    cluster's, so every group rolls out alike)."""
+    document = doc(spec(cloud, rollout={"enabled": True, "max_unavailable": 1}))
+    fleets = of_type(document, FLEETS[cloud])
+    if cloud == "aws":
+        hooks = of_type(document, "aws:autoscaling/lifecycleHook:LifecycleHook")
+        assert sorted(h["inputs"]["autoscalingGroupName"] for h in hooks) == sorted(f["name"] for f in fleets)
+        assert all(f["inputs"]["instanceRefresh"]["strategy"] == "Rolling" for f in fleets)
+    elif cloud == "gcp":
+        assert all(f["inputs"]["autoHealingPolicies"]["healthCheck"] and f["inputs"]["updatePolicy"]["type"] ==
+                   "PROACTIVE" for f in fleets)
+    else:
+        assert all(f["inputs"]["automaticRepairsPolicy"]["enabled"] and f["inputs"]["upgradePolicy"]["mode"] ==
+                   "Rolling" for f in fleets)

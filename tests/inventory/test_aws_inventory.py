@@ -2,7 +2,9 @@
 EC2 and Auto Scaling API on loopback: the stack's nodes, launched by an Auto Scaling group as AWS does (tags
 propagated, `aws:autoscaling:groupName` set by the group), its monitoring server and its Slurm controller (tagged
 as components/aws/slurm_controller.py declares it) come back in their groups with the Session Manager connection set; other clusters' instances, the same stack name in another project, untagged and stopped
-instances do not."""
+instances do not. A stack with two node groups (tests/inventory/grouped_stacks.py), whose Auto Scaling groups carry
+the tags its plan declares, lists every group's nodes in `gpu_nodes` and each group's in `node_group_<group>`, with
+the group's name, type and fabric; another cluster's group of the same name stays out."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from gpufleet.naming import cluster_hash
 from gpufleet.plan.cli import main
 from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list
+from tests.inventory.grouped_stacks import CLUSTERS, declared, planned, stack_of, write_stack
 
 boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
@@ -21,6 +24,7 @@ STACK, REGION, PROJECT = "aws-dev", "us-east-1", "gpufleet"
 BUCKET = "gpufleet-ssm-b0b61b-0123456789abcdef"
 FLEET = "gpufleet-nodes-4f2a9c1"
 AMI = "ami-12c6146b"  # one of the images moto serves
+TEAM_REGION = CLUSTERS["aws"]["region"]  # the two-group stack's
 
 
 def tags(role: str, cluster: str, stack: str = STACK) -> list[dict]:
@@ -36,22 +40,47 @@ def run_instance(ec2, instance_type: str, instance_tags: list[dict]) -> str:
     return instance["InstanceId"]
 
 
-def fleet(ec2, autoscaling, name: str, group_tags: list[dict], size: int) -> list[str]:
+def fleet(ec2, autoscaling, name: str, group_tags: list[dict], size: int, instance_type: str = "g6e.xlarge",
+          zone: str = f"{REGION}a") -> list[str]:
     """A launch template and an Auto Scaling group of `size`, tags propagated at launch (as gpufleet declares)."""
     template = ec2.create_launch_template(LaunchTemplateName=f"{name}-lt", LaunchTemplateData={
-        "ImageId": AMI, "InstanceType": "g6e.xlarge"})["LaunchTemplate"]["LaunchTemplateId"]
+        "ImageId": AMI, "InstanceType": instance_type})["LaunchTemplate"]["LaunchTemplateId"]
     autoscaling.create_auto_scaling_group(
         AutoScalingGroupName=name, MinSize=size, MaxSize=size, DesiredCapacity=size,
-        LaunchTemplate={"LaunchTemplateId": template, "Version": "$Latest"}, AvailabilityZones=[f"{REGION}a"],
+        LaunchTemplate={"LaunchTemplateId": template, "Version": "$Latest"}, AvailabilityZones=[zone],
         Tags=[{**tag, "PropagateAtLaunch": True, "ResourceId": name, "ResourceType": "auto-scaling-group"}
               for tag in group_tags])
     [group] = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"]
     return [instance["InstanceId"] for instance in group["Instances"]]
 
 
+def team_world(ec2, autoscaling) -> dict:
+    """The two-group stack's fleets, named and tagged as its plan declares, its monitoring server, and another
+    cluster's fleet whose nodes carry the same group tag (`train`)."""
+    team = planned("aws")
+
+    def team_fleet(group: str, instance_type: str) -> list[str]:
+        deployed = team["outputs"]["node_groups"][group]
+        asg_tags = declared(team, "aws:autoscaling/group:Group", deployed["fleet_name"])["tags"]
+        return fleet(ec2, autoscaling, deployed["fleet_name"], [{"Key": tag["key"], "Value": tag["value"]}
+                                                                for tag in asg_tags],
+                     deployed["nodes"], instance_type, f"{TEAM_REGION}a")
+
+    other_train = [*tags("node", cluster_hash("gpufleet", PROJECT, "aws-train"), "aws-train"),
+                   {"Key": "gpufleet-node-group", "Value": "train"}]
+    team_hash = cluster_hash("gpufleet", PROJECT, stack_of("aws"))
+    return {
+        "team_train": team_fleet("train", "p5.48xlarge"),
+        "team_eval": team_fleet("eval-small", "g6e.xlarge"),
+        "team_monitoring": run_instance(ec2, "t3.medium", tags("monitoring", team_hash, stack_of("aws"))),
+        "other_train": fleet(ec2, autoscaling, "other-train-nodes", other_train, 1, "p5.48xlarge", f"{TEAM_REGION}a"),
+    }
+
+
 @pytest.fixture(scope="module")
 def aws(tmp_path_factory):
-    """moto on loopback holding the stack's fleet and monitoring server, and instances that are not the stack's."""
+    """moto on loopback holding the stack's fleet and monitoring server, instances that are not the stack's, and
+    the two-group stack's world (`team_world`)."""
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -61,6 +90,8 @@ def aws(tmp_path_factory):
     autoscaling = boto3.client("autoscaling", endpoint_url=endpoint, **credentials)
     ours = cluster_hash("gpufleet", PROJECT, STACK)
     world = {
+        **team_world(boto3.client("ec2", endpoint_url=endpoint, **{**credentials, "region_name": TEAM_REGION}),
+                     boto3.client("autoscaling", endpoint_url=endpoint, **{**credentials, "region_name": TEAM_REGION})),
         "nodes": fleet(ec2, autoscaling, FLEET, tags("node", ours), 2),
         "monitoring": run_instance(ec2, "t3.medium", tags("monitoring", ours)),
         "controller": run_instance(ec2, "m7i.large", tags("slurm-controller", ours)),
@@ -125,3 +156,45 @@ def test_nodes_carry_cloud_instance_type_fabric_and_node_group(aws, listing):
     assert (server["gpufleet_instance_type"], server["gpufleet_fabric"], server["gpufleet_node_group"]) == (
         "t3.medium", "none", "")
 
+
+
+@pytest.fixture(scope="module")
+def team_listing(aws, tmp_path_factory, monkeypatch_module):
+    """The two-group stack's inventory, with its planned outputs as the deployed stack's."""
+    endpoint, _world = aws
+    tmp = tmp_path_factory.mktemp("aws-team-inventory")
+    outputs = tmp / "outputs.json"
+    outputs.write_text(json.dumps({**planned("aws")["outputs"], "ssm_transfer_bucket": BUCKET}))
+    monkeypatch_module.chdir(ROOT)
+    assert main(["inventory", str(write_stack(tmp, "aws")), "--out", str(tmp / "inventory"), "--outputs",
+                 str(outputs)]) == 0
+    env = ansible_env(tmp, AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                      AWS_DEFAULT_REGION=TEAM_REGION)
+    return inventory_list(tmp / "inventory" / f"{stack_of('aws')}.aws_ec2.yml", env)
+
+
+def test_each_node_group_is_a_group_and_every_groups_nodes_are_gpu_nodes(aws, team_listing):
+    _endpoint, world = aws
+    assert group_hosts(team_listing, "node_group_train") == set(world["team_train"])
+    assert group_hosts(team_listing, "node_group_eval_small") == set(world["team_eval"])
+    assert group_hosts(team_listing, "gpu_nodes") == {*world["team_train"], *world["team_eval"]}
+    assert group_hosts(team_listing, "monitoring_server") == {world["team_monitoring"]}
+    # Another cluster's group of the same name, and the aws-dev stack's instances, stay out.
+    assert set(team_listing["_meta"]["hostvars"]) == {*world["team_train"], *world["team_eval"],
+                                                      world["team_monitoring"]}
+
+
+def test_each_node_carries_its_own_groups_name_type_fabric_and_fleet(aws, team_listing):
+    _endpoint, world = aws
+    fleets = {group: value["fleet_name"] for group, value in planned("aws")["outputs"]["node_groups"].items()}
+    hostvars = team_listing["_meta"]["hostvars"]
+    for host in world["team_train"]:
+        assert (hostvars[host]["gpufleet_node_group"], hostvars[host]["gpufleet_instance_type"],
+                hostvars[host]["gpufleet_fabric"], hostvars[host]["gpufleet_fleet"]) == (
+            "train", "p5.48xlarge", "efa", fleets["train"])
+    [small] = world["team_eval"]
+    assert (hostvars[small]["gpufleet_node_group"], hostvars[small]["gpufleet_instance_type"],
+            hostvars[small]["gpufleet_fabric"], hostvars[small]["gpufleet_fleet"]) == (
+        "eval-small", "g6e.xlarge", "tcp", fleets["eval-small"])
+    server = hostvars[world["team_monitoring"]]
+    assert (server["gpufleet_node_group"], server["gpufleet_fabric"], server["gpufleet_fleet"]) == ("", "none", "")

@@ -4,6 +4,10 @@ The plugin reaches Azure only through the Azure SDK (azure-mgmt-compute/-network
 `ansible` bundle does not carry) and its Uniform scale-set path calls the SDK directly, so the test feeds it host
 records through its own inventory cache instead: the file is used as written plus three cache options, and the
 plugin's host filters, groups and host variables run on records in the shape its `AzureHost.hostvars` builds.
+A stack with two node groups (tests/inventory/grouped_stacks.py), its scale sets named in its `node_groups` output:
+each scale set's VMs come back in `gpu_nodes` and in their group's `node_group_<group>`, with the group's name,
+fabric and fleet, while another scale set whose VMs carry the same group tag stays out; without the groups' scale
+sets in the outputs the inventory is refused, naming the output.
 Not covered offline: the ARM listing calls for the resource group and scale sets, and the Bastion/jump-host SSH.
 """
 
@@ -11,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import yaml
 
 from gpufleet.plan.cli import main
 from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list, seed_inventory_cache
+from tests.inventory.grouped_stacks import declared, planned, stack_of, write_stack
 from tests.yaml_reader import read_yaml
 
 STACK, GROUP, SCALE_SET = "azure-dev", "gpufleet-rg1a2b3c4", "gpufleet-nodes5d6e7f8"
@@ -62,23 +68,29 @@ def records() -> list[dict]:
 @pytest.fixture(scope="module")
 def listing(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("azure-inventory")
-    outputs = tmp / "outputs.json"
-    outputs.write_text(json.dumps({"resource_group": GROUP, "scale_sets": [SCALE_SET]}))
+    return listed(tmp, STACK, {"resource_group": GROUP, "scale_sets": [SCALE_SET]}, records())
+
+
+def listed(tmp, stack: str, outputs: dict, hosts: list[dict]) -> tuple[dict, dict]:
+    """`gpufleet inventory` of the stack with those outputs (through a jump host), and the plugin's listing of
+    `hosts` with the file as written; (the document, the listing)."""
+    outputs_file = tmp / "outputs.json"
+    outputs_file.write_text(json.dumps(outputs))
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(ROOT)
-        assert main(["inventory", STACK, "--outputs", str(outputs), "--jump-host", "azureuser@10.0.200.4",
+        assert main(["inventory", stack, "--outputs", str(outputs_file), "--jump-host", "azureuser@10.0.200.4",
                      "--out", str(tmp / "inventory")]) == 0
-    written = tmp / "inventory" / f"{STACK}.azure_rm.yml"
+    written = tmp / "inventory" / f"{Path(stack).name.removeprefix('Pulumi.').removesuffix('.yaml')}.azure_rm.yml"
     document = read_yaml(written.read_text())
     cache = tmp / "cache"
     cache.mkdir()
-    cached = tmp / f"{STACK}-cached.azure_rm.yml"
+    cached = tmp / f"{written.name.removesuffix('.azure_rm.yml')}-cached.azure_rm.yml"
     cached.write_text(yaml.safe_dump({**document, "cache": True, "cache_plugin": "ansible.builtin.jsonfile",
                                       "cache_connection": str(cache), "cache_timeout": 0}))
-    hosts = tmp / "hosts.json"
-    hosts.write_text(json.dumps(records()))
+    records_file = tmp / "hosts.json"
+    records_file.write_text(json.dumps(hosts))
     env = ansible_env(tmp)
-    seed_inventory_cache(PLUGIN, cached, hosts, env)
+    seed_inventory_cache(PLUGIN, cached, records_file, env)
     return document, inventory_list(cached, env)
 
 
@@ -125,3 +137,75 @@ def test_the_bastion_route_opens_one_tunnel_per_host_by_resource_id(tmp_path, mo
     document = read_yaml((tmp_path / "inventory" / f"{STACK}.azure_rm.yml").read_text())
     expression = document["hostvar_expressions"]["ansible_ssh_common_args"]
     assert "bastion-proxy hub-bastion hub-rg " in expression and "~ id ~" in expression
+
+
+def team_records() -> list[dict]:
+    """The two-group stack's VMs in its scale sets as planned (size, tags), its monitoring server, and a scale set
+    that is not the stack's whose VM carries the same group tag."""
+    team = planned("azure")
+    found, address = [], iter(f"10.0.1.{n}" for n in range(4, 100))
+    for deployed in team["outputs"]["node_groups"].values():
+        for scale_set in deployed["scale_sets"]:
+            planned_set = declared(team, "azure-native:compute:VirtualMachineScaleSet", scale_set)
+            found += [host(f"{scale_set}_{n}", planned_set["sku"]["name"], planned_set["tags"], next(address),
+                           scale_set) for n in range(planned_set["sku"]["capacity"])]
+    server = declared(team, "azure-native:compute:VirtualMachine", "gpufleet-monitoring-server")
+    found.append(host("gpufleet-monitoring-server", "Standard_B2s", server["tags"], next(address)))
+    found.append(host("other-train-nodes_0", "Standard_ND96isr_H100_v5",
+                      {"gpufleet-stack": "azure-train", "gpufleet-role": "nodes", "gpufleet-node-group": "train"},
+                      next(address), "other-train-nodes"))
+    return found
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("azure-team-inventory")
+    return listed(tmp, str(write_stack(tmp, "azure")), planned("azure")["outputs"], team_records())
+
+
+def test_each_node_group_is_a_group_and_every_groups_nodes_are_gpu_nodes(team):
+    _document, result = team
+    fleets = {group: value["scale_sets"] for group, value in planned("azure")["outputs"]["node_groups"].items()}
+    train = {f"{scale_set}_{n}" for scale_set in fleets["train"] for n in range(2)}
+    small = {f"{scale_set}_0" for scale_set in fleets["eval-small"]}
+    assert len(train) == 2 and len(small) == 1
+    assert group_hosts(result, "node_group_train") == train
+    assert group_hosts(result, "node_group_eval_small") == small
+    assert group_hosts(result, "gpu_nodes") == train | small
+    assert group_hosts(result, "monitoring_server") == {"gpufleet-monitoring-server"}
+    assert set(result["_meta"]["hostvars"]) == train | small | {"gpufleet-monitoring-server"}
+
+
+def test_each_node_carries_its_own_groups_name_fabric_and_fleet(team):
+    _document, result = team
+    hostvars = result["_meta"]["hostvars"]
+    [train_set] = planned("azure")["outputs"]["node_groups"]["train"]["scale_sets"]
+    [small_set] = planned("azure")["outputs"]["node_groups"]["eval-small"]["scale_sets"]
+    node = hostvars[f"{train_set}_1"]
+    assert (node["gpufleet_node_group"], node["gpufleet_instance_type"], node["gpufleet_fabric"],
+            node["gpufleet_fleet"]) == ("train", "Standard_ND96isr_H100_v5", "infiniband", train_set)
+    node = hostvars[f"{small_set}_0"]
+    assert (node["gpufleet_node_group"], node["gpufleet_instance_type"], node["gpufleet_fabric"],
+            node["gpufleet_fleet"]) == ("eval-small", "Standard_NC24ads_A100_v4", "tcp", small_set)
+    server = hostvars["gpufleet-monitoring-server"]
+    assert (server["gpufleet_node_group"], server["gpufleet_fabric"], server["gpufleet_fleet"]) == ("", "none", "")
+
+
+@pytest.mark.parametrize(("outputs", "path"), [
+    ({"resource_group": GROUP, "scale_sets": ["gpufleet-train-nodes"]}, "`outputs.node_groups`"),
+    ({"resource_group": GROUP, "scale_sets": ["gpufleet-train-nodes"],
+      "node_groups": {"train": {"scale_sets": ["gpufleet-train-nodes"]}}}, "`outputs.node_groups.eval-small.scale_sets`"),
+    ({"resource_group": GROUP, "scale_sets": ["gpufleet-train-nodes"],
+      "node_groups": {"train": {"scale_sets": ["gpufleet-train-nodes"]}, "eval-small": "gpufleet-eval-small-nodes"}},
+     "`outputs.node_groups.eval-small.scale_sets`"),
+])
+def test_a_grouped_stack_without_its_groups_scale_sets_in_the_outputs_is_refused(tmp_path, capsys, monkeypatch,
+                                                                                 outputs, path):
+    outputs_file = tmp_path / "outputs.json"
+    outputs_file.write_text(json.dumps(outputs))
+    monkeypatch.chdir(ROOT)
+    assert main(["inventory", str(write_stack(tmp_path, "azure")), "--outputs", str(outputs_file),
+                 "--jump-host", "azureuser@10.0.200.4", "--out", str(tmp_path / "inventory")]) == 2
+    error = capsys.readouterr().err
+    assert path in error and f"pulumi stack output --json -s {stack_of('azure')}" in error
+    assert not (tmp_path / "inventory").exists()

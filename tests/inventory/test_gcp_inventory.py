@@ -5,6 +5,10 @@ of the stack's nodes, its monitoring server, another stack's node, the same stac
 a stopped node and an unlabelled VM. The inventory file is used as written; only application default credentials
 point at a test user whose token the proxy grants.
 
+A stack with two node groups (tests/inventory/grouped_stacks.py): instances named, labelled and created by the
+managed groups as its plan declares come back in `gpu_nodes` and each in its `node_group_<group>`, with the group's
+name, fabric and fleet; the same stack name's group of another project stays out.
+
 Not covered offline: that the live API reads the hyphenated label keys in `labels.gpufleet-stack = ...` as this fake
 does, and the IAP connection itself (`gcloud compute ssh --tunnel-through-iap`).
 """
@@ -18,6 +22,7 @@ import pytest
 from gpufleet.plan.cli import main
 from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list
 from tests.inventory.gcp_api import instance, responder
+from tests.inventory.grouped_stacks import CLUSTERS, GCP_PROJECT, declared, planned, stack_of, write_stack
 from tests.inventory.tls_proxy import ApiProxy
 
 pytest.importorskip("google.auth", reason="the gcp_compute plugin needs google-auth (requirements-dev.txt)")
@@ -93,3 +98,85 @@ def test_hosts_are_reached_through_iap_and_carry_the_node_facts(gcp):
             node["gpufleet_node_group"]) == ("gcp", "g2-standard-8", "tcp", f"{OURS}-nodes")
     server = listing["_meta"]["hostvars"]["gpufleet-gcp-dev-monitoring"]
     assert (server["ansible_connection"], server["gpufleet_fabric"]) == ("google.cloud.iap", "none")
+
+
+TEAM_ZONE = CLUSTERS["gcp"]["zone"]
+
+
+def team_world() -> dict[str, dict]:
+    """The two-group stack's nodes as each managed group creates them (its base instance name, the template's
+    labels, `created-by`), its monitoring server as planned, and a node of the same stack name and group in another
+    Pulumi project (another cluster hash in its name)."""
+    team = planned("gcp")
+    records = {}
+    for group, suffixes in (("train", ("a1b2", "c3d4")), ("eval-small", ("e5f6",))):
+        fleet = team["outputs"]["node_groups"][group]["fleet_name"]
+        manager = declared(team, "gcp:compute/instanceGroupManager:InstanceGroupManager", fleet)
+        labels = declared(team, "gcp:compute/instanceTemplate:InstanceTemplate", f"gpufleet-{group}-template")["labels"]
+        machine = team["outputs"]["node_groups"][group]["instance_type"]
+        for suffix in suffixes:
+            name = f"{manager['baseInstanceName']}-{suffix}"
+            records[name] = instance(GCP_PROJECT, TEAM_ZONE, name, machine, labels, group=fleet)
+    server = declared(team, "gcp:compute/instance:Instance", "gpufleet-monitoring-server")
+    records[server["name"]] = instance(GCP_PROJECT, TEAM_ZONE, server["name"], "e2-medium", server["labels"])
+    elsewhere = f"gpufleet-{stack_of('gcp')}-0a0b0c-train-ffff"
+    records[elsewhere] = instance(GCP_PROJECT, TEAM_ZONE, elsewhere, "a3-megagpu-8g",
+                                  {**LABELS, "gpufleet-stack": stack_of("gcp"), "gpufleet-role": "node",
+                                   "gpufleet-node-group": "train"}, group="gpufleet-train-nodes")
+    return records
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gcp-team-inventory")
+    records = team_world()
+    proxy = ApiProxy(tmp, ("www.googleapis.com", "oauth2.googleapis.com"),
+                     responder(GCP_PROJECT, list(records.values()))).start()
+    outputs = tmp / "outputs.json"
+    outputs.write_text(json.dumps(planned("gcp")["outputs"]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        assert main(["inventory", str(write_stack(tmp, "gcp")), "--outputs", str(outputs),
+                     "--out", str(tmp / "inventory")]) == 0
+    user = tmp / "adc.json"
+    user.write_text(json.dumps({"type": "authorized_user", "client_id": "test", "client_secret": "test",
+                                "refresh_token": "test"}))
+    env = ansible_env(tmp, HTTPS_PROXY=proxy.url, https_proxy=proxy.url, NO_PROXY="", no_proxy="",
+                      REQUESTS_CA_BUNDLE=str(proxy.ca_bundle), GOOGLE_APPLICATION_CREDENTIALS=str(user),
+                      CLOUDSDK_CONFIG=str(tmp / "gcloud"))
+    listing = inventory_list(tmp / "inventory" / f"{stack_of('gcp')}.gcp_compute.yml", env)
+    proxy.close()
+    return records, listing
+
+
+def hosts_of(records: dict[str, dict], group: str) -> set[str]:
+    return {name for name, record in records.items() if record["labels"].get("gpufleet-node-group") == group
+            and "0a0b0c" not in name}
+
+
+def test_each_node_group_is_a_group_and_every_groups_nodes_are_gpu_nodes(team):
+    records, listing = team
+    train, small = hosts_of(records, "train"), hosts_of(records, "eval-small")
+    assert len(train) == 2 and len(small) == 1
+    assert group_hosts(listing, "node_group_train") == train
+    assert group_hosts(listing, "node_group_eval_small") == small
+    assert group_hosts(listing, "gpu_nodes") == train | small
+    assert group_hosts(listing, "monitoring_server") == {"gpufleet-gcp-two-monitoring"}
+    assert not {host for group in ("gpu_nodes", "node_group_train") for host in group_hosts(listing, group)
+                if "0a0b0c" in host}
+
+
+def test_each_node_carries_its_own_groups_name_fabric_and_fleet(team):
+    records, listing = team
+    hostvars = listing["_meta"]["hostvars"]
+    fleets = {group: value["fleet_name"] for group, value in planned("gcp")["outputs"]["node_groups"].items()}
+    for host in hosts_of(records, "train"):
+        assert (hostvars[host]["gpufleet_node_group"], hostvars[host]["gpufleet_instance_type"],
+                hostvars[host]["gpufleet_fabric"], hostvars[host]["gpufleet_fleet"]) == (
+            "train", "a3-megagpu-8g", "tcpxo", fleets["train"])
+    [small] = hosts_of(records, "eval-small")
+    assert (hostvars[small]["gpufleet_node_group"], hostvars[small]["gpufleet_instance_type"],
+            hostvars[small]["gpufleet_fabric"], hostvars[small]["gpufleet_fleet"]) == (
+        "eval-small", "g2-standard-8", "tcp", fleets["eval-small"])
+    server = hostvars["gpufleet-gcp-two-monitoring"]
+    assert (server["gpufleet_node_group"], server["gpufleet_fabric"], server["gpufleet_fleet"]) == ("", "none", "")

@@ -176,3 +176,14 @@ def test_turning_the_scheduler_on_adds_the_controller_and_replaces_no_node_group
     assert not replaced & {"aws:autoscaling/group:Group", "azure-native:compute:VirtualMachineScaleSet",
                            "gcp:compute/instanceGroupManager:InstanceGroupManager"}
     assert diff.user_data, "the nodes' user data changes (slurmd, TaskProlog, drain), and the diff says so"
+
+
+@pytest.mark.parametrize("cloud", STACKS)
+def test_a_node_count_change_of_a_slurm_cluster_touches_only_the_fleet(cloud):
+    """The controller's files never name the node count (`MaxNodeCount` is the spec's bound), so its user data, and
+    with it the controller VM, stay as they are."""
+    diff = diff_plans(slurm_doc(cloud), plan_doc(STACKS[cloud], SLURM, "nodes=5"))
+    assert diff.replaced == [] and diff.added == [] and diff.removed == [] and diff.user_data == {}
+    assert {c.type for c in diff.changed} <= {"aws:autoscaling/group:Group",
+                                             "gcp:compute/instanceGroupManager:InstanceGroupManager",
+                                             "azure-native:compute:VirtualMachineScaleSet"}, diff.changed

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gpufleet.spec import parse_cluster_spec
-from gpufleet.storage_catalog import storage_service
-from gpufleet.storage_cost import shared_filesystem_output, storage_cost_lines
+from gpufleet.storage.catalog import storage_service
+from gpufleet.storage.cost import shared_filesystem_output, storage_cost_lines
 
 DEV = {"cloud": "aws", "region": "us-east-1", "zone": "use1-az4", "nodes": 1, "accelerator": {"instance_type": "g6e.xlarge"}}
 
@@ -23,7 +23,7 @@ def test_a_tier_without_a_public_price_is_unknown_never_zero(monkeypatch):
     """A tier the catalog has no price for (here Managed Lustre 250, taken out of a copy of the table) is unknown."""
     import copy
 
-    from gpufleet import storage_catalog
+    from gpufleet.storage import catalog as storage_catalog
 
     table = copy.deepcopy(storage_catalog._table())
     del table["gcp"]["lustre"]["price_per_gib_month"][250]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.storage_catalog import _table, storage_service
-from gpufleet.storage_cost import storage_cost_lines
+from gpufleet.storage.catalog import _table, storage_service
+from gpufleet.storage.cost import storage_cost_lines
 
 ROWS = [(cloud, kind) for cloud in ("aws", "azure", "gcp") for kind in ("lustre", "nfs")]
 

@@ -4,6 +4,7 @@ its inputs under ${XDG_CACHE_HOME:-~/.cache}/gpufleet-vm."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -73,10 +74,29 @@ def build_image(log, extra_packages: tuple[str, ...] = ()) -> Image:
     """The cached image (with `extra_packages` a variant of its own), built when its inputs changed."""
     folder = cache_root() / inputs_hash(extra_packages)
     image = Image(folder / "disk.img", folder / "vmlinuz", folder / "initrd.img")
-    if all(p.exists() for p in (image.disk, image.kernel, image.initrd)):
-        return image
-    work = folder.with_suffix(".building")
-    shutil.rmtree(work, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # One builder at a time: a second test session (or CI beside a local run) waits, then finds the image built.
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(p.exists() for p in (image.disk, image.kernel, image.initrd)):
+            return image
+        work = folder.with_suffix(".building")
+        discard_stale_build(work)
+        return bootstrap_image(work, folder, log, extra_packages)
+
+
+def discard_stale_build(work: Path) -> None:
+    """Remove what a killed build left: mmdebstrap mounts /proc, /sys and /dev inside its root while it runs, and a
+    build stopped mid-way leaves them mounted, so the tree cannot be deleted until they are unmounted."""
+    if not work.exists():
+        return
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for mount in sorted((m for m in mounts if m.startswith(f"{work}/")), key=len, reverse=True):
+        subprocess.run(["umount", "--lazy", mount], check=True)
+    shutil.rmtree(work)
+
+
+def bootstrap_image(work: Path, folder: Path, log, extra_packages: tuple[str, ...]) -> Image:
     root = work / "root"
     work.mkdir(parents=True)
     subprocess.run(["mmdebstrap", "--mode=root", "--variant=minbase", "--include=" + ",".join(PACKAGES + extra_packages), SUITE,

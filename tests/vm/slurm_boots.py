@@ -1,7 +1,9 @@
-"""A Slurm controller and two GPU nodes of one Azure stack (scheduler.kind: slurm) booted from their rendered user
-data, at once, on the Slurm image variant (Debian 12's Slurm 22.05, munge, Open MPI; the VMs have no archive).
+"""A Slurm controller and three GPU nodes of one Azure stack of two node groups (scheduler.kind: slurm; `train`, two
+nodes on spot, the default partition, and `debug`, one on demand) booted from their rendered user data, at once, on
+the Slurm image variant (Debian 12's Slurm 22.05, munge, Open MPI; the VMs have no archive). Each node boots its own
+group's user data, which registers it with its group's feature, so it joins its group's partition.
 
-The three VMs share a private network: a qemu socket network (UDP multicast on 127.0.0.1, nothing else) as each
+The four VMs share a private network: a qemu socket network (UDP multicast on 127.0.0.1, nothing else) as each
 VM's eth1, with static addresses from the kernel command line (tests/vm/guest/slurm/gpufleet-vm-net). Each VM has
 its own fake Azure metadata service (tests/cloud_init/metadata_servers.py): the nodes' tags name the controller's
 address and the munge key's Key Vault URL, which here is the fake's own address, so the node's join script and the
@@ -26,7 +28,7 @@ from pathlib import Path
 from gpufleet.azure.slurm_controller import CONTROLLER_TAG, KEY_TAG, controller_user_data
 from gpufleet.boot import user_data_for
 from gpufleet.cloud_init import encode_user_data
-from gpufleet.pipeline import plan_cluster
+from gpufleet.pipeline import plan_node_groups
 from gpufleet.plan.stackfile import apply_overrides, read_stack_config
 from gpufleet.spec import parse_cluster_spec
 from tests.cloud_init.metadata_servers import MetadataServer
@@ -39,7 +41,12 @@ STACK = "azure-train"
 CLUSTER = "gpufleet-vm"
 SUBNET = "10.77.0"
 CONTROLLER_ADDRESS = f"{SUBNET}.10"
-NODES = {"gpufleet-vm-node-1": f"{SUBNET}.11", "gpufleet-vm-node-2": f"{SUBNET}.12"}
+NODES = {"gpufleet-vm-node-1": f"{SUBNET}.11", "gpufleet-vm-node-2": f"{SUBNET}.12",
+         "gpufleet-vm-node-3": f"{SUBNET}.13"}
+GROUPS = {"gpufleet-vm-node-1": "train", "gpufleet-vm-node-2": "train", "gpufleet-vm-node-3": "debug"}
+"""Each node's group: `train` (two nodes, spot, the default partition) and `debug` (one, on demand)."""
+NODE_GROUPS = {"train": {"nodes": 2, "market": "spot", "slurm_default": True},
+               "debug": {"nodes": 1, "market": "on-demand"}}
 KEY_PATH = "/vault/secrets/gpufleet-slurm-munge-key"
 NOTICE = re.compile(r"GPUFLEET-VM-NOTICE (\S+)")
 REPORT = re.compile(r"GPUFLEET-VM-REPORT-BEGIN\r?\n(.*?)GPUFLEET-VM-REPORT-END", re.S)
@@ -57,9 +64,10 @@ class SlurmBoots:
     requests: dict[str, list[str]] = field(default_factory=dict)
 
 
-def slurm_selection():
+def slurm_plans():
     config = apply_overrides(read_stack_config(STACK), ["scheduler.kind=slurm"])
-    return plan_cluster(parse_cluster_spec(config["gpufleet:cluster"]))
+    cluster = {key: value for key, value in config["gpufleet:cluster"].items() if key not in ("nodes", "market")}
+    return plan_node_groups(parse_cluster_spec({**cluster, "node_groups": NODE_GROUPS}))
 
 
 def parse_report(text: str) -> dict:
@@ -149,13 +157,13 @@ class Vm:
 
 
 def boot_cluster(image: Image, folder: Path, timeout: float) -> SlurmBoots:
-    selection = slurm_selection()
-    gpus = selection.instance.gpus
+    plans = slurm_plans()
+    gpus = plans.first.instance.gpus
     key = base64.b64encode(random.randbytes(1024)).decode()
     key_url = f"http://{METADATA_ADDRESS}{KEY_PATH}"
     hosts = ",".join(f"{address}:{name}" for name, address in NODES.items())
     network = f"230.0.77.{random.randint(1, 250)}:{random.randint(40000, 60000)}"
-    servers = [MetadataServer("azure") for _ in range(3)]
+    servers = [MetadataServer("azure") for _ in range(1 + len(NODES))]
     result = SlurmBoots()
     started = time.monotonic()
     vms: list[Vm] = []
@@ -164,16 +172,16 @@ def boot_cluster(image: Image, folder: Path, timeout: float) -> SlurmBoots:
             server.__enter__()
             server.vault_secrets[KEY_PATH] = key
             server.azure_tags.update({CONTROLLER_TAG: CONTROLLER_ADDRESS, KEY_TAG: key_url})
-        controller_text = controller_user_data(selection, CLUSTER, CONTROLLER_ADDRESS, key_url)
+        controller_text = controller_user_data(plans, CLUSTER, CONTROLLER_ADDRESS, key_url)
         controller_host = re.search(r"^hostname: (\S+)", controller_text, re.M).group(1)
         hosts += f",{CONTROLLER_ADDRESS}:{controller_host}"
-        node_text = user_data_for(selection, CLUSTER)
-        node_seed = base64.b64decode(encode_user_data(node_text, "azure"))  # customData: base64 of gzip
+        node_seeds = {group: base64.b64decode(encode_user_data(  # customData: base64 of gzip
+            user_data_for(plans.group(group), CLUSTER, group=group), "azure")) for group in NODE_GROUPS}
         data = folder / "controller" / "data.img"
         specs: list[tuple[str, str, str, bytes, tuple[str, ...]]] = [("controller", controller_host, CONTROLLER_ADDRESS, controller_text.encode(),
                   ("-drive", f"file={data},if=none,id=data,format=raw",
                    "-device", "virtio-blk-pci,drive=data,addr=0x1f"))]
-        specs += [("node", name, address, node_seed, ()) for name, address in NODES.items()]
+        specs += [("node", name, address, node_seeds[GROUPS[name]], ()) for name, address in NODES.items()]
         for index, ((role, name, address, user_data, extra), server) in enumerate(zip(specs, servers, strict=True)):
             vm_folder = folder / ("controller" if role == "controller" else name)
             vm_folder.mkdir(parents=True, exist_ok=True)

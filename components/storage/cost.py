@@ -1,4 +1,4 @@
-"""The shared filesystem's line in the cost table: $/month from its `storage_catalog` row, with source and date.
+"""The shared filesystem's line in the cost table: $/month from its `catalog.py` row, with source and date.
 
 Nodes are priced per hour by the GPU catalog; a filesystem is billed per provisioned GiB-month, whatever the nodes
 do, so it is one extra line under the market rows, plus the total at the stack's market.
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .spec import ClusterSpec
-from .spec.storage_rules import shared_capacity, shared_tier
-from .storage_catalog import shared_storage_cost, storage_service
+from ..spec import ClusterSpec
+from ..spec.storage_rules import shared_capacity, shared_tier
+from .catalog import shared_storage_cost, storage_service
 
 
 def shared_storage_cost_row(spec: ClusterSpec) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ import pulumi
 
 from gpufleet.cloud_init.storage import SOURCE_PLACEHOLDER, ScratchArray, SharedMount
 
-from .spec import ClusterSpec
+from ..spec import ClusterSpec
 
 
 def storage_boot_fields(spec: ClusterSpec) -> dict:
