@@ -86,13 +86,13 @@ class AwsProvider:
             return Attempt(error=CloudError(kind_of(code), code, message, label))
         ids = [instance_id for item in answer.get("Instances", []) for instance_id in item.get("InstanceIds", [])]
         created = self._name(names, ids)
-        error = None
+        shortfall = None
         if len(created) < len(names):
             errors = answer.get("Errors") or [{"ErrorCode": "UnfulfillableCapacity",
                                                "ErrorMessage": "EC2 Fleet started fewer instances than asked"}]
             code, message = errors[0].get("ErrorCode", "Unknown"), errors[0].get("ErrorMessage", "")
-            error = CloudError(kind_of(code), code, message, label)
-        return Attempt(created=created, error=error)
+            shortfall = CloudError(kind_of(code), code, message, label)
+        return Attempt(created=created, error=shortfall)
 
     def _name(self, names: list[str], ids: list[str]) -> dict[str, str]:
         """Tag each new instance with its node's name; one that cannot be named is terminated, never left."""

@@ -133,11 +133,11 @@ class AzureProvider:
                 else:
                     self._delete(spec.scale_set_id, [vm["instanceId"]])
             self._remember({node: [spec.scale_set_id, instance] for node, instance in created.items()})
-        error = None
+        shortfall = None
         if len(created) < len(names):
             code, message = failure or ("Unknown", "the scale set started fewer instances than asked")
-            error = CloudError(kind_of(code, message), code, message, label)
-        return Attempt(created=created, error=error)
+            shortfall = CloudError(kind_of(code, message), code, message, label)
+        return Attempt(created=created, error=shortfall)
 
     def _follow(self, url: str) -> tuple[str, str] | None:
         """Waits for the operation at `url`; the (code, message) of its failure, or None when it succeeded."""

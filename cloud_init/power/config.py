@@ -252,7 +252,7 @@ def _value(hint: Any, data: Any, path: str) -> Any:
         if not isinstance(data, list):
             raise ValueError(f"{path}: expected a list")
         return tuple(_value(args[0], item, f"{path}[{index}]") for index, item in enumerate(data))
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         return _build(hint, data, path)
     if hint is int and (isinstance(data, bool) or not isinstance(data, int)):
         raise ValueError(f"{path}: expected an integer, got {data!r}")
