@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpufleet.groups.cost import elastic_cost, group_cost_lines, group_cost_rows
 from gpufleet.groups.resolve import group_specs
 from gpufleet.pipeline import check_cluster_input, plan_node_groups
 from gpufleet.spec import SpecError, parse_cluster_spec
@@ -156,3 +157,27 @@ def test_elastic_groups_are_planned_but_refused_where_they_would_be_declared():
                      "but this release's aws component does not declare them yet: give a fixed number of nodes"]
     plans = plan({**BASE, "nodes": 2, "node_groups": {"burst": {"nodes": {"min": 0, "max": 8}}, "fixed": {}}})
     assert [plan.spec.nodes for plan in plans.groups] == [8, 2]
+
+
+def test_the_cost_rows_show_an_elastic_groups_node_hour_idle_and_full_cost():
+    plans = plan({**BASE, "market": "on-demand", "nodes": 2, "node_groups": {
+        "burst": {"nodes": {"min": 0, "max": 4}}, "keep": {"nodes": {"min": 1, "max": 2}}, "fixed": {}}})
+    rows = {row["group"]: row for row in group_cost_rows(plans)}
+    price = plans.group("burst").price.on_demand
+    assert price is not None
+    assert rows["burst"]["label"] == "burst: 0-4 x p5.48xlarge"
+    assert (rows["burst"]["usd_per_node_hour"], rows["burst"]["idle_usd_per_hour"],
+            rows["burst"]["full_usd_per_hour"]) == (round(price, 2), 0.0, round(4 * price, 2))
+    assert rows["burst"]["note"] == f"idle: $0.00/h, full: ${4 * price:,.2f}/h"
+    assert rows["keep"]["note"] == f"idle: ${price:,.2f}/h, full: ${2 * price:,.2f}/h"
+    assert "usd_per_node_hour" not in rows["fixed"] and rows["fixed"]["note"] == ""
+    lines = group_cost_lines(group_cost_rows(plans))
+    assert f"   ${price:,.2f} per node-hour; idle: $0.00/h, full: ${4 * price:,.2f}/h (the row: full)" in lines
+
+
+def test_a_mixed_elastic_group_buys_its_on_demand_base_first():
+    [group] = plan({**BASE, "market": {"type": "mixed", "on_demand_base": 1}}).groups
+    cost = elastic_cost(group)
+    assert cost is not None and group.price.on_demand is not None and group.price.spot is not None
+    assert cost.usd_per_node_hour == round(group.price.on_demand, 2)
+    assert cost.full_usd_per_hour == round(group.price.on_demand + 3 * group.price.spot, 2)
