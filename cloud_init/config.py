@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .gpudirect import GpuDirectConfig
 from .storage import ScratchArray, SharedMount
 from .triton import TritonConfig
 
@@ -16,9 +17,10 @@ CLOUDS = ("aws", "azure", "gcp")
 IMAGE_KINDS = ("driver-ready", "ubuntu-22.04", "ubuntu-24.04")
 # The node-side fabric names: the RDMA fabrics the node stack can start, plus "tcp" when nodes talk over plain
 # sockets on the primary NIC and "tcp-multinic" when NCCL's socket transport spreads over every gVNIC NIC of a GCP
-# A3 High / A3 Mega node. GCP's TCPX/TCPXO are not here: their host prerequisites are not installed, so
-# `fabric: gpudirect` is refused upstream and `auto` falls back to "tcp-multinic".
-FABRICS = ("efa", "infiniband", "roce", "tcp", "tcp-multinic")
+# A3 High / A3 Mega node. "tcpxo" is GPUDirect-TCPXO on A3 Mega where the user accepted what it needs
+# (`gpudirect` in the spec; its parts are gpudirect.py's); GCP's TCPX is not here: its patched kernel has no public
+# source, so `fabric: gpudirect` is refused upstream on A3 High and `auto` falls back to "tcp-multinic".
+FABRICS = ("efa", "infiniband", "roce", "tcp", "tcp-multinic", "tcpxo")
 CONTAINER_RUNTIMES = ("docker", "containerd", "none")
 DRIVER_FLAVORS = ("open", "proprietary")
 
@@ -136,6 +138,7 @@ class BootConfig:
     # scheduler.kind: slurm (files/usr/local/lib/gpufleet/slurm/, gpufleet-slurmd.service)
     slurm: SlurmNodeConfig | None = None
     vgpu: VgpuDriverConfig | None = None  # a vGPU slice: the GRID guest driver instead of the datacenter driver
+    gpudirect: GpuDirectConfig | None = None  # GPUDirect-TCPXO (fabric "tcpxo"): module, devices, RxDM, plugin
 
     def __post_init__(self) -> None:
         checks = {
@@ -148,6 +151,8 @@ class BootConfig:
         for name, (value, allowed) in checks.items():
             if value not in allowed:
                 raise ValueError(f"BootConfig.{name}: got {value!r}; expected one of {', '.join(allowed)}")
+        if (self.fabric == "tcpxo") != (self.gpudirect is not None):
+            raise ValueError("BootConfig.gpudirect: required with fabric 'tcpxo', and only with it")
         if self.gpus < 1:
             raise ValueError(f"BootConfig.gpus: got {self.gpus}; expected at least 1")
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .config import BootConfig
 from .env_file import ENV_NAME, quote_env_value, render_env_file  # noqa: F401  (their home before env_file.py)
+from .gpudirect import gpudirect_env_items
 from .storage import storage_env_items
 
 NCCL_DIR = Path(__file__).parent / "nccl"
@@ -29,11 +30,13 @@ METADATA_URLS = {"aws": "http://169.254.169.254", "azure": "http://169.254.169.2
 NIC_VARIABLES = {
     "roce": (("NCCL_SOCKET_IFNAME", "host", True, ""),),
     "tcp-multinic": (("NCCL_SOCKET_IFNAME", "every", True, "="),),
+    "tcpxo": (("NCCL_SOCKET_IFNAME", "host", False, ""), ("NCCL_FASTRAK_CTRL_DEV", "host", False, ""),
+              ("NCCL_FASTRAK_IFNAME", "gpu", True, "")),
 }
 # Fabrics whose NCCL_SOCKET_IFNAME boot.d/07-nccl-nics rewrites from the gVNIC interfaces the node has.
 DISCOVERED_NIC_FABRICS = ("tcp-multinic",)
 # Plugin libraries NCCL must find, per fabric: written to /etc/ld.so.conf.d (render.py); EFA's installer adds its own.
-NCCL_LIBRARY_PATHS = {"roce": "/usr/local/gib/lib64"}
+NCCL_LIBRARY_PATHS = {"roce": "/usr/local/gib/lib64", "tcpxo": "/var/lib/tcpxo/lib64"}
 
 
 def _flag(value: bool) -> str:
@@ -87,6 +90,7 @@ def node_env_items(config: BootConfig, units: Iterable[str]) -> list[tuple[str, 
         *vgpu_env_items(config),
         *((("GPUFLEET_NCCL_DISCOVER_NICS", str(max(len(config.host_nics), 1) + config.rdma_devices)),)
           if discovers_nics(config) else ()),
+        *(gpudirect_env_items(config.gpudirect) if config.gpudirect is not None else ()),
     ]
 
 

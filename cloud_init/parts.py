@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .config import BootConfig
+from .gpudirect import gpudirect_parts, gpudirect_units
 from .shipped import (
     SYSTEMD_DIR,
     Part,
@@ -125,7 +126,7 @@ def _publishes(config: BootConfig) -> bool:
 
 def static_parts(config: BootConfig) -> list[Part]:
     inference = triton_parts(config.triton, config.cloud) if config.triton else []
-    return [_part(relative, config) for relative in selected_paths(config)] + inference
+    return [_part(relative, config) for relative in selected_paths(config)] + inference + gpudirect_parts(config.gpudirect)
 
 
 def units_to_enable(config: BootConfig) -> list[str]:
@@ -133,6 +134,7 @@ def units_to_enable(config: BootConfig) -> list[str]:
     its timer starts)."""
     names = [p[len(SYSTEMD_DIR):] for p in selected_paths(config) if p.startswith(SYSTEMD_DIR)]
     names += triton_units(config.triton) if config.triton else []
+    names += gpudirect_units(config.gpudirect)
     timed = {n.removesuffix(".timer") + ".service" for n in names if n.endswith(".timer")}
     return [n for n in names if "/" not in n and n.endswith((".service", ".target", ".timer")) and n not in timed]
 
@@ -163,7 +165,7 @@ def for_cloud(content: str, cloud: str) -> str:
 
 # Optional sections (`# only: NAME`) and when a node gets them.
 OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "health-performance", "shared-storage",
-                     "multi-nic-tcp", "elastic")
+                     "multi-nic-tcp", "gpudirect-tcpxo", "elastic")
 
 
 def node_sections(config: BootConfig) -> frozenset[str]:
@@ -171,7 +173,7 @@ def node_sections(config: BootConfig) -> frozenset[str]:
     wanted = {"health-dcgm-diag": config.health_dcgm_diag, "health-nccl-allreduce": config.health_nccl_allreduce,
               "health-performance": config.health_performance is not None,
               "shared-storage": config.shared_storage is not None,
-              "multi-nic-tcp": config.fabric == "tcp-multinic",
+              "multi-nic-tcp": config.fabric == "tcp-multinic", "gpudirect-tcpxo": config.fabric == "tcpxo",
               "elastic": config.slurm is not None and config.slurm.cloud_node}
     return frozenset({config.cloud, *(name for name, on in wanted.items() if on)})
 

@@ -142,6 +142,8 @@ class GpuClusterArgs(TypedDict):
     """How nodes are bought. Default: on demand."""
     fabric: NotRequired[str]
     """"auto", "efa", "infiniband", "gpudirect" or "tcp". Default: "auto" (the instance type's RDMA fabric)."""
+    gpudirect: NotRequired[dict[str, Any]]
+    """GCP A3 Mega GPUDirect-TCPXO: what the user trusts for it (`trust_google_images`, `allow_secure_boot_off`, optional digests): the `gpudirect` section of the spec reference. Default: nothing trusted (NCCL over TCP on the GPU NICs)."""
     placement_group: NotRequired[bool]
     """Cluster placement. Default: on for multi-node clusters and RDMA fabrics."""
     placement_group_name: NotRequired[str]

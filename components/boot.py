@@ -31,16 +31,28 @@ NVLSM_ARCHITECTURES = frozenset({"blackwell"})
 # Azure ND topology files shipped in the Azure HPC images (azhpc-images ndv4.sh / ndv5.sh), by GPU architecture,
 # used when the catalog row has no `extra.nccl_topo_file`.
 AZURE_TOPO_FILES = {"ampere": "/opt/microsoft/ndv4-topo.xml", "hopper": "/opt/microsoft/ndv5-topo.xml"}
-# Catalog fabrics whose transport the node stack cannot start (see gcp/rules.py): such nodes keep their GPU NICs and
-# run NCCL's socket transport over all of them ("tcp-multinic").
+# Catalog fabrics whose transport the node stack starts only where the spec accepts what it needs (GCP A3:
+# gpufleet.gcp.gpudirect); otherwise such nodes keep their GPU NICs and run NCCL's socket transport over all of them
+# ("tcp-multinic").
 NODE_TCP_FABRICS = frozenset({"tcpx", "tcpxo"})
 MULTI_NIC_TCP = "tcp-multinic"
 
 
 def node_fabric(selection: Selection) -> str | None:
-    """The fabric the node configures: the selection's, except transports gpufleet cannot start, which become
-    multi-NIC TCP over the same NICs."""
-    return MULTI_NIC_TCP if selection.fabric in NODE_TCP_FABRICS else selection.fabric
+    """The fabric the node configures: the selection's, except GPUDirect transports the node does not start, which
+    become multi-NIC TCP over the same NICs."""
+    if selection.fabric not in NODE_TCP_FABRICS:
+        return selection.fabric
+    from .gcp.gpudirect.delivery import tcpxo_delivered  # here, not at the top: only GCP plans load gpufleet.gcp
+    return selection.fabric if tcpxo_delivered(selection) else MULTI_NIC_TCP
+
+
+def gpudirect_boot(selection: Selection, pin: Pin):
+    """GPUDirect-TCPXO's node config (`cloud_init.GpuDirectConfig`), None on every other node."""
+    if selection.fabric not in NODE_TCP_FABRICS:
+        return None
+    from .gcp.gpudirect.node import gpudirect_config
+    return gpudirect_config(selection, pin)
 
 
 def driver_flavor(selection: Selection) -> str:
@@ -131,6 +143,7 @@ def boot_config(selection: Selection, cluster_name: str, pin: Pin = deferred_dig
         triton=triton_config(selection, pin),
         slurm=slurm_node_config(selection, cluster_name, group),
         vgpu=vgpu_driver_config(selection),
+        gpudirect=gpudirect_boot(selection, pin),
     )
 
 

@@ -103,7 +103,8 @@ def run_bench(args: argparse.Namespace, runner: Runner | None = None) -> int:
                          fallback_fabric=fallback).allreduce_two_node
     tolerance = args.tolerance if args.tolerance is not None else spec.node.health.performance.tolerance
     partition = spec.scheduler.slurm.partition if cluster.node_groups else None
-    launcher = make_launcher(args.launcher or default_launcher(spec), dict(os.environ), partition)
+    launcher = make_launcher(args.launcher or default_launcher(spec), dict(os.environ), f"{figure.collective}_perf",
+                             partition)
     if args.dry_run:
         size = figure.bytes or (1 << 30)
         groups = [hosts] + ([p for p in pairings(hosts)] if len(hosts) > 2 and args.pairs != "never" else [])
@@ -130,7 +131,7 @@ def _measurement(m: Measurement) -> dict:
 def report_document(report: BenchReport, instance: str) -> dict:
     figure = report.figure
     return {"instance_type": instance, "message_bytes": report.size,
-            "expected": {"busbw_gbps": figure.value, "floor_gbps": figure.floor(report.tolerance),
+            "expected": {"collective": figure.collective, "busbw_gbps": figure.value, "floor_gbps": figure.floor(report.tolerance),
                          "source": figure.source, "date": figure.date.isoformat() if figure.date else None,
                          "why_empty": figure.why or None},
             "all_nodes": _measurement(report.all_nodes) if report.all_nodes else None,
@@ -142,7 +143,7 @@ def print_report(report: BenchReport, instance: str, nodes: int) -> None:
     if figure.value is None:
         print(f"{instance}: expected two-node all-reduce busbw: none published ({figure.why}); measured only")
     else:
-        print(f"{instance}: expected all-reduce busbw {figure.value:g} GB/s at {report.size} bytes, floor "
+        print(f"{instance}: expected {figure.collective.replace('_', '-')} busbw {figure.value:g} GB/s at {report.size} bytes, floor "
               f"{figure.floor(report.tolerance):.1f} GB/s (source: {figure.source}; {figure.date})")
     if report.all_nodes:
         print(f"  all {nodes} nodes: {_verdict(report.all_nodes)}")

@@ -40,6 +40,9 @@ class Figure:
     date: date | None = None
     bytes: int | None = None  # all-reduce: the message size the figure was measured at
     why: str = ""
+    collective: str = "all_reduce"
+    """The nccl-tests collective the figure was measured with (`<collective>_perf`): a two-node figure is compared only
+    with a run of the same collective, and Google publishes its GPUDirect-TCPX(O) runs as all_gather."""
 
     def floor(self, tolerance: float | None = None) -> float | None:
         """The lowest healthy measurement: value x (the spec's tolerance, else the kind's default)."""
@@ -81,7 +84,8 @@ def _figure(metric: str, row: dict) -> Figure:
     if isinstance(when, str):
         when = date.fromisoformat(when)
     return Figure(metric=metric, value=None if row.get("value") is None else float(row["value"]),
-                  kind=row.get("kind", ""), source=source, date=when, bytes=row.get("bytes"), why=row.get("why", ""))
+                  kind=row.get("kind", ""), source=source, date=when, bytes=row.get("bytes"), why=row.get("why", ""),
+                  collective=row.get("collective", "all_reduce"))
 
 
 @lru_cache(maxsize=4)

@@ -66,10 +66,13 @@ class SlurmLauncher:
 LAUNCHERS = ("mpirun", "slurm")
 
 
-def make_launcher(name: str, environ: dict[str, str], partition: str | None = None) -> Launcher:
+def make_launcher(name: str, environ: dict[str, str], binary: str = NCCL_TESTS_BIN,
+                  partition: str | None = None) -> Launcher:
+    """`binary`: the nccl-tests program of the figure's collective (`all_reduce_perf`, `all_gather_perf`);
+    `partition`: the node group's Slurm partition, for a cluster of node groups."""
     if name == "slurm":
-        return SlurmLauncher(partition=partition)
-    return MpirunLauncher(forward=tuple(v for v in FORWARDED if v in environ))
+        return SlurmLauncher(binary=binary, partition=partition)
+    return MpirunLauncher(binary=binary, forward=tuple(v for v in FORWARDED if v in environ))
 
 
 class Runner(Protocol):

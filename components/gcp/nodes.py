@@ -26,6 +26,7 @@ from ..catalog.models import InstanceType
 from ..catalog.selector import Selection
 from ..spec import ClusterSpec
 from .fabric import NicSlot
+from .gpudirect.delivery import tcpxo_delivered
 from .image import BootImage
 from .labels import Describer, Labeler, short_name
 from .network import ClusterNetworks
@@ -94,7 +95,7 @@ def build_template(name: str, selection: Selection, networks: ClusterNetworks, n
         service_account=gcp.compute.InstanceTemplateServiceAccountArgs(email=account_email,
                                                                        scopes=[CLOUD_PLATFORM_SCOPE]),
         shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(
-            enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True) if image.shielded else None,
+            enable_secure_boot=not tcpxo_delivered(selection), enable_vtpm=True, enable_integrity_monitoring=True) if image.shielded else None,
         resource_policies=placement_policy,
         reservation_affinity=_reservation(spec),
         opts=opts,

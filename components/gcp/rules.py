@@ -14,6 +14,7 @@ from ..groups.plans import NodeGroupPlans
 from ..spec import ClusterSpec
 from ..spec.errors import Problem
 from .fabric import subnet_cidrs, vpc_layout
+from .gpudirect.delivery import delivery_problems, delivery_warnings
 from .image import boot_image, image_problems
 from .labels import label_problems
 from .placement import placement_plan, placement_problems
@@ -107,60 +108,12 @@ def network_is_created(selection: Selection) -> list[Problem]:
                     "together with the GPU VPCs, Cloud Router and NAT; remove it")]
 
 
-# GPUDirect transports gpufleet cannot start on the node, each with the exact pieces Google's own setup installs and
-# where Google documents them. None is published as a signed Debian or PyPI package gpufleet could pin and verify:
-# the module comes from an Artifact Registry apt repository Google's blueprint adds with `trusted=yes` (unsigned, and
-# the DKMS-built module is unsigned, so Secure Boot would have to be off), RxDM and the plugin only as container
-# images on Google's registry, the TCPX kernel from a PPA behind credentials. A forced NCCL_NET whose plugin cannot
-# run makes NCCL fail instead of falling back, so `fabric: gpudirect` is refused, never half-configured; `fabric:
-# auto` keeps the GPU NICs and runs NCCL's socket transport over all of them (boot.py, cloud_init/nccl/tcp-multinic).
-TCPXO_SOURCE = ("cluster-toolkit examples/machine-learning/a3-megagpu-8g/slurm-a3mega-image.yaml and "
-                "slurm-a3mega-cluster.yaml; Google's 'Enable GPUDirect-TCPXO' guide for A3 Mega")
-TCPX_SOURCE = ("cluster-toolkit's A3 High blueprint; Google's GPUDirect-TCPX guide "
-               "(cloud.google.com/compute/docs/gpus/gpudirect)")
-UNDELIVERED_GPUDIRECT: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "tcpx": ("GPUDirect-TCPX", (
-        "the TCPX-patched kernel `linux-gcp-tcpx` (a Canonical PPA behind credentials)",
-        "the RxDM receive-datapath manager, container image `gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev`",
-        "the TCPX NCCL plugin, installer image `gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev`",
-    ), TCPX_SOURCE),
-    "tcpxo": ("GPUDirect-TCPXO", (
-        "the dmabuf import helper kernel module, DKMS package `dmabuf-import-helper` from Google's unsigned "
-        "`gpudirect-tcpxo-apt` repository (/dev/dmabuf_import_helper; Secure Boot off)",
-        "the aperture-device udev rules /etc/udev/rules.d/00-a3-megagpu.rules (PCI 1ae0:0084 bound under "
-        "/dev/aperture_devices)",
-        "the RxDM receive-datapath manager, container image `gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev` "
-        "(started per job by slurm-gcp's receive-data-path-manager-mega prolog)",
-        "the TCPXO (FasTrak) NCCL plugin, installer image `gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev` "
-        "(writes /var/lib/tcpxo/lib64)",
-    ), TCPXO_SOURCE),
-}
-
-
-def missing_gpudirect(fabric: str) -> str:
-    """'GPUDirect-TCPXO needs (1) ..., (2) ... (source)': every piece gpufleet does not install, numbered."""
-    transport, pieces, source = UNDELIVERED_GPUDIRECT[fabric]
-    numbered = "; ".join(f"({i}) {piece}" for i, piece in enumerate(pieces, 1))
-    return f"{transport} needs {numbered} [{source}]"
-
-
-def multi_nic_fallback(selection: Selection) -> str:
-    """What `fabric: auto` runs instead: NCCL over TCP on the host NIC and every GPU NIC."""
-    instance = selection.instance
-    return (f"NCCL over TCP on all {1 + (instance.gpu_nics or 0)} gVNIC NICs (the host NIC and {instance.gpu_nics} "
-            f"GPU NICs on their own VPCs, MTU {instance.gpu_nic_mtu})")
-
-
 def gpudirect_is_deliverable(selection: Selection) -> list[Problem]:
-    """`fabric: gpudirect` only where the node stack can start the transport (A3 Ultra / A4 RoCE today)."""
-    fabric = selection.fabric or ""
-    if selection.spec.fabric != "gpudirect" or fabric not in UNDELIVERED_GPUDIRECT:
-        return []
-    return [Problem("fabric", "gpudirect", f"not delivered by gpufleet on {selection.instance.name}: "
-                    f"{missing_gpudirect(fabric)}; none is a signed Debian or PyPI package gpufleet can pin and "
-                    f"verify. Use `fabric: auto` ({multi_nic_fallback(selection)}), `fabric: tcp` (the host NIC "
-                    "only), or an A3 Ultra / A4 type (`a3-ultragpu-8g`, `a4-highgpu-8g`) whose RoCE fabric "
-                    "gpufleet sets up")]
+    """`fabric: gpudirect` on A3 only where the node stack starts the transport: A3 Mega's TCPXO once the spec accepts
+    what it needs (gpudirect/delivery.py, whose sources.py says where each piece comes from); never A3 High's TCPX.
+    A forced NCCL transport whose pieces are missing makes NCCL fail instead of falling back, so it is refused here,
+    never half-configured."""
+    return delivery_problems(selection)
 
 
 SPEC_RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
@@ -213,10 +166,7 @@ def cluster_problems(plans: NodeGroupPlans) -> list[Problem]:
 def plan_warnings(selection: Selection) -> list[str]:
     """Things gpufleet does on GCP that the user should know about, but that are not errors."""
     warnings = []
-    if selection.fabric in UNDELIVERED_GPUDIRECT:
-        warnings.append(f"{selection.instance.name}: GPUDirect is not set up, because gpufleet does not install what "
-                        f"{missing_gpudirect(selection.fabric)}; its nodes run {multi_nic_fallback(selection)} "
-                        "instead")
+    warnings += delivery_warnings(selection)
     if selection.spec.access.ssh_public_key is not None:
         warnings.append("`access.ssh_public_key` is not installed on GCP: nodes use OS Login, so add the key to your "
                         "OS Login profile (`gcloud compute os-login ssh-keys add --key-file=KEY.pub`) or let "

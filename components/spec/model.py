@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from .existing_network import ExistingNetwork
+from .gpudirect import GpuDirectTrust
 from .inference import InferenceSpec, Workload, inference_defaults
 from .job import JobEstimate
 from .lifecycle import CapacityWait, Rollout, UtcTimestamp
@@ -215,6 +216,7 @@ class ClusterSpec(StrictModel):
     market: Market = Field(default_factory=Market)
     fabric: Fabric = "auto"
     """RDMA fabric. Default: "auto": the instance type's RDMA fabric when it has one (even for one node, so growing the cluster changes only its size), else TCP."""
+    gpudirect: GpuDirectTrust = Field(default_factory=GpuDirectTrust)
     placement_group: bool | None = None
     """Cluster placement. Default: on for multi-node clusters and any cluster on an RDMA fabric, off inside a Capacity Block."""
     placement_group_name: str | None = Field(None, min_length=1, max_length=255)

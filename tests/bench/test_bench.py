@@ -148,10 +148,39 @@ def test_the_node_and_the_bench_parse_nccl_tests_alike():
             assert module.parse_nccl_busbw(text, size) == ((row.busbw, row.wrong) if row else (None, None))
 
 
-def test_gcp_train_is_compared_with_its_multi_nic_tcp_figure_not_tcpxo(capsys):
-    """gcp-train runs NCCL over TCP on nine gVNIC NICs: no public figure exists, so it is measured, not compared."""
+TCPXO_ALLGATHER = (RECORDED / "nccl-2xa3mega-tcpxo-allgather.txt").read_text()
+
+
+class RecordingRunner:
+    """Answers every command with one recording."""
+
+    def __init__(self, output: str):
+        self.output, self.commands = output, []
+
+    def __call__(self, command: list[str]) -> tuple[int, str]:
+        self.commands.append(command)
+        return 0, self.output
+
+
+def test_gcp_train_runs_all_gather_and_is_compared_with_googles_tcpxo_figure(capsys):
+    """gcp-train runs GPUDirect-TCPXO: Google publishes its two-node run as all_gather_perf, so the bench runs that
+    collective and compares with 182.00 GB/s at 1 GiB (floor 0.8 of it); Google's own recording passes."""
     args = argparse.Namespace(stack="gcp-train", hosts=["10.0.0.2,10.0.0.3"], hostfile=None, launcher=None,
                               tolerance=None, pairs="auto", overrides=[], dry_run=False, json=True)
+    runner = RecordingRunner(TCPXO_ALLGATHER)
+    assert run_bench(args, runner=runner) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["expected"]["collective"] == "all_gather" and document["expected"]["busbw_gbps"] == 182.0
+    assert document["all_nodes"]["ok"] is True and document["all_nodes"]["busbw_gbps"] == 183.38  # as bench reads rows
+    assert all("all_gather_perf" in command and "all_reduce_perf" not in command for command in runner.commands)
+
+
+def test_gcp_train_without_tcpxo_is_measured_against_no_figure(capsys):
+    """Without the opt-ins gcp-train runs NCCL over TCP on nine gVNIC NICs: no public figure exists, so it is
+    measured, not compared."""
+    args = argparse.Namespace(stack="gcp-train", hosts=["10.0.0.2,10.0.0.3"], hostfile=None, launcher=None,
+                              tolerance=None, pairs="auto", overrides=["gpudirect.trust_google_images=false"],
+                              dry_run=False, json=True)
     assert run_bench(args, runner=FakeRunner()) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["all_nodes"]["ok"] is None

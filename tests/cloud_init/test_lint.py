@@ -73,6 +73,7 @@ def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
                     checks.setdefault(folder, []).append(path.lstrip("/"))
                     seen.setdefault(path, entry["content"])
     assert {str(p.relative_to(FILES)) for p in shell_scripts(FILES)} <= {p.lstrip("/") for p in seen}
+    assert {str(p.relative_to(GPUDIRECT)) for p in shell_scripts(GPUDIRECT)} <= {p.lstrip("/") for p in seen}
     for folder, scripts in checks.items():
         code, output = run_shellcheck(tool, folder, sorted(scripts))
         assert code == 0, (folder.name, output)
@@ -85,14 +86,17 @@ def test_shellcheck_fails_a_bad_script(tmp_path):
     assert subprocess.run([tool, str(bad)], capture_output=True).returncode != 0
 
 
-@pytest.mark.parametrize("script", python_scripts(FILES), ids=lambda p: p.name)
+GPUDIRECT = FILES.parent / "gpudirect"  # GPUDirect-TCPXO's parts (cloud_init/gpudirect.py), same layout as files/
+
+
+@pytest.mark.parametrize("script", python_scripts(FILES) + python_scripts(GPUDIRECT), ids=lambda p: p.name)
 def test_python_node_scripts_compile(script, tmp_path):
     py_compile.compile(str(script), cfile=str(tmp_path / "out.pyc"), doraise=True)
 
 
 def units() -> list[Path]:
-    folder = FILES / "etc" / "systemd" / "system"
-    return sorted(p for p in folder.iterdir() if p.is_file())
+    folders = (FILES / "etc" / "systemd" / "system", GPUDIRECT / "etc" / "systemd" / "system")
+    return sorted((p for folder in folders for p in folder.iterdir() if p.is_file()), key=lambda p: p.name)
 
 
 # Host units our units' default dependencies and ordering need (the rest are compiled into systemd).
@@ -117,6 +121,7 @@ def fake_root(tmp_path_factory) -> Path:
         if Path("/usr/lib/systemd/system", name).exists():
             shutil.copy(Path("/usr/lib/systemd/system", name), root / "usr/lib/systemd/system" / name)
     shutil.copytree(FILES / "etc" / "systemd", root / "etc" / "systemd")
+    shutil.copytree(GPUDIRECT / "etc" / "systemd", root / "etc" / "systemd", dirs_exist_ok=True)
     (root / "etc/systemd/system/nvidia-persistenced.service").write_text(
         "[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")
     binaries = {"/usr/bin/nvidia-persistenced"}

@@ -22,7 +22,8 @@ def test_every_node_option_is_documented():
 
 
 def test_every_unit_and_fabric_is_documented():
-    units = [p.name for p in (FILES / "etc/systemd/system").iterdir() if p.is_file()]
+    units = [p.name for folder in (FILES, REPO / "cloud_init" / "gpudirect")
+             for p in (folder / "etc/systemd/system").iterdir() if p.is_file()]
     fabrics = [p.stem for p in (REPO / "cloud_init" / "nccl").iterdir()]
     assert [u for u in units if u not in README] == []
     assert [f for f in fabrics if f"`{f}`" not in README] == []

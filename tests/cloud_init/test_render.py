@@ -23,8 +23,9 @@ NVIDIA_OBSOLETE_EFA_VARS = ("FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FOR
                             "NCCL_PROTO", "RDMAV_FORK_SAFE")
 
 
-# The CLI runs on one stack per cloud; every stack also goes through the function the CLI calls, in one process.
-CLI_CASES = ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-ultra-stock")
+# The CLI runs on one stack per cloud, and on gcp-train (GPUDirect-TCPXO's units, scripts and NCCL settings); every
+# stack also goes through the function the CLI calls, in one process.
+CLI_CASES = ("aws-p5-stock-everything", "azure-nd-h100", "gcp-a3-ultra-stock", "stack-gcp-train")
 
 
 @pytest.fixture(scope="module")
@@ -280,3 +281,38 @@ def test_entry_by_entry_yaml_is_the_whole_documents_yaml(rendered):
         whole = yaml.dump(render.cloud_config(config), Dumper=render._Dumper, sort_keys=False, width=120,
                           allow_unicode=False)
         assert render.render_cloud_config(config) == f"#cloud-config\n{title}\n{whole}", name
+
+
+def test_a_tcpxo_node_gets_googles_plugin_settings_and_a_fallback_node_none_of_them(rendered):
+    """gcp-train (TCPXO delivered): /etc/nccl.conf and the job environment carry the same FasTrak settings, on the
+    host NIC and the eight GPU NICs the catalog's A3 Mega has, with the aperture directory the boot step binds and the
+    tuner configs the plugin installer writes, and the loader finds the plugin; the fallback (no opt-ins) keeps
+    none of it and ships none of TCPXO's parts."""
+    from gpufleet.cloud_init.gpudirect import STATIC
+    from gpufleet.gcp.gpudirect import sources
+    from gpufleet.plan.stackfile import CLUSTER_KEY, read_stack_config
+    from tests.conftest import cached_plan
+
+    from .stack_configs import plan_cloud_configs
+
+    text = rendered["stack-gcp-train"][1]
+    files = written_files(text)
+    conf, job = nccl_of(text), env_values(files["/etc/gpufleet/job.env"]["content"])
+    fastrak = {k: v for k, v in conf.items() if k.startswith("NCCL_FASTRAK_")}
+    assert fastrak and {k: job[k] for k in fastrak} == fastrak
+    assert conf["NCCL_FASTRAK_CTRL_DEV"] == conf["NCCL_SOCKET_IFNAME"] == "enp0s12"
+    assert conf["NCCL_FASTRAK_IFNAME"].split(",") == ["enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0",
+                                                      "enp135s0", "enp141s0", "enp142s0"]
+    assert conf["NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY"] == sources.APERTURE_DIR
+    assert conf["NCCL_TUNER_CONFIG_PATH"].startswith(sources.TCPXO_LIB_DIR + "/")
+    assert files["/etc/ld.so.conf.d/gpufleet-nccl-plugin.conf"]["content"].split() == [sources.TCPXO_LIB_DIR]
+    assert job["GPUFLEET_NCCL_LIBRARY_PATH"] == sources.TCPXO_LIB_DIR
+    assert {"/" + path for path in STATIC} <= set(files)
+
+    spec = {**read_stack_config("gcp-train")[CLUSTER_KEY], "gpudirect": {}}
+    [fallback] = [t for t in plan_cloud_configs(cached_plan(spec)).values() if "fabric tcp-multinic" in t]
+    fallback_files = written_files(fallback)
+    assert "NCCL_FASTRAK" not in fallback and "GPUFLEET_TCPXO_" not in fallback
+    assert sources.TCPXO_LIB_DIR not in fallback_files.get("/etc/ld.so.conf.d/gpufleet-nccl-plugin.conf", {}).get(
+        "content", "")
+    assert not {"/" + path for path in STATIC} & set(fallback_files)

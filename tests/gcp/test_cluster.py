@@ -21,7 +21,8 @@ POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 GCP_METADATA_VALUE_MAX_BYTES = 262144
 
 BASE = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "nodes": 2}
-TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "auto"}
+TRAIN = {**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "market": "spot", "fabric": "auto",
+         "gpudirect": {"trust_google_images": True, "allow_secure_boot_off": True}}
 DEV = {**BASE, "nodes": 1, "accelerator": {"instance_type": "g2-standard-8"}}
 A2 = {**BASE, "accelerator": {"instance_type": "a2-highgpu-8g"}, "tags": {"Team": "ml"}}
 DEV_OPEN = {**DEV, "access": {"monitoring_cidrs": ["10.9.0.0/24"], "ssh_cidrs": ["198.51.100.0/24"]}}
@@ -191,8 +192,11 @@ def test_template_boots_a_shielded_driver_ready_ubuntu_with_os_login_and_user_da
                                    "global/images/ubuntu-accelerator-2404-amd64-with-nvidia-580-pinned-at-deploy")
     assert disk["boot"] is True and disk["autoDelete"] is True and disk["diskSizeGb"] == 200
     assert "diskEncryptionKey" not in disk  # Google-managed encryption at rest
-    assert template["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": True,
+    # gcp-train runs GPUDirect-TCPXO, whose DKMS-built module is unsigned: Secure Boot off, as the spec accepted
+    assert template["shieldedInstanceConfig"] == {"enableIntegrityMonitoring": True, "enableSecureBoot": False,
                                                   "enableVtpm": True}
+    fallback = one(plan_of({**TRAIN, "gpudirect": {}}), TEMPLATE).inputs
+    assert fallback["shieldedInstanceConfig"]["enableSecureBoot"] is True
     metadata = template["metadata"]
     assert metadata["enable-oslogin"] == "TRUE" and metadata["block-project-ssh-keys"] == "TRUE"
     assert metadata["user-data"].startswith("#cloud-config")
@@ -320,7 +324,7 @@ def test_outputs_say_how_to_connect_list_nodes_and_what_it_costs():
     assert outputs["connect"].startswith("gcloud compute ssh --zone us-central1-a --tunnel-through-iap ")
     assert "gcloud compute instance-groups managed list-instances gpufleet-nodes --zone us-central1-a" in outputs["list_nodes"]
     assert outputs["hostfile"].endswith("slots=8/' > hostfile")
-    assert outputs["fabric"] == "tcp-multinic" and outputs["gpus_total"] == 16
+    assert outputs["fabric"] == "tcpxo" and outputs["gpus_total"] == 16
     assert outputs["estimated_usd_per_hour"] == pytest.approx(2 * 28.17013, abs=0.01)
     assert outputs["gpu_networks"] == [f"gpufleet-gpu-net-{i}-id" for i in range(8)]
     assert outputs["fleet_name"] == "gpufleet-nodes"
@@ -400,8 +404,15 @@ def test_image_track_latest_leaves_the_family_in_the_template():
     [disk] = one(plan_of({**TRAIN, "image": {"track": "latest"}}), TEMPLATE).inputs["disks"]
     assert disk["sourceImage"] == ("projects/ubuntu-os-accelerator-images/global/images/family/"
                                    "ubuntu-accelerator-2404-amd64-with-nvidia-580")
-@pytest.mark.parametrize("instance_type, transport", [("a3-highgpu-8g", "TCPX"), ("a3-megagpu-8g", "TCPXO")])
-def test_gpudirect_on_a3_high_and_mega_is_refused_until_the_node_can_start_it(instance_type, transport):
-    """Never configure a transport that cannot start: its patched kernel / dmabuf module / RxDM are not installed."""
-    refused({**BASE, "accelerator": {"instance_type": instance_type}, "fabric": "gpudirect"},
-            rf"`fabric`: got 'gpudirect'; not delivered by gpufleet on {instance_type}: GPUDirect-{transport} needs")
+def test_gpudirect_on_a3_high_is_refused_and_on_a3_mega_refused_at_the_missing_opt_in():
+    """Never configure a transport that cannot start: A3 High's TCPX kernel has no public source; A3 Mega's TCPXO
+    runs only once the spec accepts what it trusts, and the refusal names the first field that would allow it."""
+    refused({**BASE, "accelerator": {"instance_type": "a3-highgpu-8g"}, "fabric": "gpudirect"},
+            r"`fabric`: got 'gpudirect'; GPUDirect-TCPX is not delivered on a3-highgpu-8g: it needs \(1\) the "
+            r"TCPX-patched kernel `linux-gcp-tcpx`")
+    refused({**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "fabric": "gpudirect"},
+            r"`gpudirect.trust_google_images`: got false; GPUDirect-TCPXO on a3-megagpu-8g needs "
+            r"`gpudirect.trust_google_images: true`")
+    refused({**BASE, "accelerator": {"instance_type": "a3-megagpu-8g"}, "fabric": "gpudirect",
+             "gpudirect": {"trust_google_images": True}},
+            r"`gpudirect.allow_secure_boot_off`: got false; .*Secure Boot")

@@ -1,6 +1,7 @@
-"""GCP A3 Mega / A3 High without GPUDirect-TCPX(O): `fabric: auto` (the shipped gcp-train) declares the host NIC and
-every GPU NIC on VPCs of their own and runs NCCL's socket transport over all of them; `fabric: gpudirect` is refused
-with every missing TCPX(O) piece named; `fabric: tcp` stays the one-NIC cluster it was."""
+"""GCP A3 Mega / A3 High without GPUDirect-TCPX(O): `fabric: auto` without the `gpudirect` opt-ins (the shipped
+gcp-train less them) declares the host NIC and every GPU NIC on VPCs of their own and runs NCCL's socket transport over
+all of them, and the plan says which field would turn TCPXO on; `fabric: gpudirect` on A3 High is refused with every
+missing TCPX piece named; `fabric: tcp` stays the one-NIC cluster it was."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.yaml_reader import read_yaml
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 NETWORK = "gcp:compute/network:Network"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
-TRAIN = read_stack_config("gcp-train")["gpufleet:cluster"]
+TRAIN = {key: value for key, value in read_stack_config("gcp-train")["gpufleet:cluster"].items()
+         if key != "gpudirect"}
 A3_HIGH = {**TRAIN, "accelerator": {"instance_type": "a3-highgpu-8g"}}
 SINGLE_NIC = {**TRAIN, "fabric": "tcp"}
 MEGA_NICS = ["enp0s12", "enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"]
@@ -87,29 +89,38 @@ def test_the_plan_is_byte_identical_between_runs():
     assert one(cached_plan(TRAIN), TEMPLATE).inputs == one(plan_spec(TRAIN), TEMPLATE).inputs
 
 
-# Each piece Google's A3 Mega / A3 High setup installs that gpufleet does not, as the refusal must name it.
-TCPXO_PIECES = ("DKMS package `dmabuf-import-helper`", "/dev/dmabuf_import_helper",
-                "/etc/udev/rules.d/00-a3-megagpu.rules", "/dev/aperture_devices",
-                "RxDM receive-datapath manager, container image `gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev`",
-                "NCCL plugin, installer image `gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev`",
-                "cluster-toolkit examples/machine-learning/a3-megagpu-8g/slurm-a3mega-image.yaml")
-TCPX_PIECES = ("kernel `linux-gcp-tcpx`",
-               "RxDM receive-datapath manager, container image `gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev`",
-               "NCCL plugin, installer image `gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev`",
-               "cloud.google.com/compute/docs/gpus/gpudirect")
+# What the A3 High refusal must name: the kernel without a public source or key, the containers that need it, and
+# why the one public image with TCPX does not serve.
+TCPX_PIECES = ("kernel `linux-gcp-tcpx`", "Canonical PPA whose login and password Google hands out on request",
+               "no public key to pin", "a3-highgpu-8g/README.md", "Container-Optimized OS", "no apt or DKMS",
+               "`gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12`",
+               "`nccl-plugin-gpudirecttcpx-dev:v3.1.9-2.19.4-12.0`", "a3high-slurm-blueprint.yaml")
 
 
-@pytest.mark.parametrize("spec, pieces, nine", [(TRAIN, TCPXO_PIECES, "all 9 gVNIC NICs"),
-                                                (A3_HIGH, TCPX_PIECES, "all 5 gVNIC NICs")])
-def test_gpudirect_refusal_names_every_missing_piece_and_the_fallback(spec, pieces, nine):
-    message = refusal({**spec, "fabric": "gpudirect"})
+def test_gpudirect_refusal_on_a3_high_names_every_missing_piece_and_the_fallback():
+    message = refusal({**A3_HIGH, "fabric": "gpudirect"})
     assert message.count("`fabric`: got 'gpudirect'") == 1
-    missing = [piece for piece in pieces if piece not in message]
-    assert missing == []
-    assert re.search(rf"Use `fabric: auto` \(NCCL over TCP on {nine}", message)
+    assert [piece for piece in TCPX_PIECES if piece not in message] == []
+    assert re.search(r"use `fabric: auto` \(NCCL over TCP on all 5 gVNIC NICs", message)
 
 
-def test_the_fallback_is_announced_in_the_plan_with_the_missing_pieces():
+def test_the_fallback_is_announced_in_the_plan_with_the_fields_that_would_change_it():
     [warning] = [w for w in cached_plan(TRAIN).outputs["warnings"] if "GPUDirect" in w]
-    assert all(piece in warning for piece in TCPXO_PIECES)
     assert "NCCL over TCP on all 9 gVNIC NICs (the host NIC and 8 GPU NICs on their own VPCs, MTU 8244)" in warning
+    assert "`gpudirect.trust_google_images: true`" in warning and "`gpudirect.allow_secure_boot_off: true`" in warning
+
+
+@pytest.mark.parametrize("overrides, field", [
+    (["fabric=gpudirect", "gpudirect={}"], "gpudirect.trust_google_images"),
+    (["fabric=gpudirect", "gpudirect={trust_google_images: true}"], "gpudirect.allow_secure_boot_off"),
+])
+def test_the_cli_refuses_forced_gpudirect_without_the_opt_in_naming_the_field(capsys, overrides, field):
+    """`gpufleet plan` exits 2 with one message at the field that would allow TCPXO, and says what it accepts."""
+    from gpufleet.plan.cli import main
+
+    code = main(["plan", "gcp-train", "--json", *(item for o in overrides for item in ("--set", o))])
+    out, err = capsys.readouterr()
+    text = out + err
+    assert code == 2 and "Traceback" not in text, text
+    assert text.count("problem(s)") == 1 and f"`{field}`: got false" in text, text
+    assert "Set it to accept that, or use `fabric: auto` (NCCL over TCP on all 9 gVNIC NICs" in text, text

@@ -45,6 +45,14 @@ class StackBoots:
 # the config from the fake metadata service, which also answers path-style S3, and every AWS node too large for 16 KB
 # boots this way.
 BOOTSTRAPPED = {"aws-train"}
+# What needs an A3 Mega and Google's registry, stood in per stack (guest files, folders to create for them): on
+# gcp-train a docker that plays the TCPXO installer and RxDM, and a registry check that accepts a pinned reference.
+TCPXO_GUEST = Path(__file__).parent / "guest" / "tcpxo"
+STAND_INS = {"gcp-train": (
+    {"/usr/local/bin/docker": TCPXO_GUEST / "docker", "/usr/local/bin/gpufleet-vm-oci-verify": TCPXO_GUEST / "oci-verify",
+     **{f"/etc/systemd/system/{unit}.d/vm-stand-ins.conf": TCPXO_GUEST / "vm-stand-ins.conf"
+        for unit in ("gpufleet-tcpxo-plugin.service", "gpufleet-rxdm.service")}},
+    ("/etc/systemd/system/gpufleet-tcpxo-plugin.service.d", "/etc/systemd/system/gpufleet-rxdm.service.d"))}
 BOOTSTRAP_BUCKET = "gpufleet-node-config-vm"
 
 
@@ -81,7 +89,7 @@ def announce_when_polled(server: MetadataServer, cloud: str, spot: bool, result:
 def boot_twice(image: Image, folder: Path, stack: str, cloud: str, timeout: float) -> StackBoots:
     disk = folder / "disk.img"
     subprocess.run(["cp", "--sparse=always", str(image.disk), str(disk)], check=True)
-    install_harness(disk)
+    install_harness(disk, *STAND_INS.get(stack, ({}, ())))
     spot = _stack(stack).spec.market.type == "spot"
     result = StackBoots(stack, cloud)
     with MetadataServer(cloud) as server:

@@ -27,10 +27,11 @@ def accelerator() -> list[str]:
 GUEST = Path(__file__).with_name("guest")
 
 
-def install_harness(disk: Path, guest_files: dict[str, Path] | None = None) -> None:
+def install_harness(disk: Path, guest_files: dict[str, Path] | None = None, folders: tuple[str, ...] = ()) -> None:
     """Writes the report unit and script into `disk` (ext4, not mounted) with debugfs, enabled; `guest_files` (guest
-    path -> host file) are written too, into folders the image already has."""
+    path -> host file) are written too, into folders the image already has or that `folders` creates first."""
     script = "\n".join([
+        *(f"mkdir {folder}" for folder in folders),
         *(f"write {source} {target}" for target, source in sorted((guest_files or {}).items())),
         f"write {GUEST / 'gpufleet-vm-report'} /usr/local/sbin/gpufleet-vm-report",
         f"write {GUEST / 'gpufleet-vm-report.service'} /etc/systemd/system/gpufleet-vm-report.service",
@@ -101,6 +102,9 @@ def boot(disk: Path, kernel: Path, initrd: Path, seed: Path, console: Path, meta
             if line.startswith("unit "):
                 _, name, rest = line.split(" ", 2)
                 report.setdefault("units", {})[name] = rest.split()
+            elif line.startswith("started "):
+                _, name, *stamps = line.split()
+                report.setdefault("started", {})[name] = [int(s) if s.isdigit() else 0 for s in stamps]
             elif "=" in line:
                 key, _, value = line.partition("=")
                 report[key] = value
