@@ -80,6 +80,9 @@ class SlurmNodeConfig:
     """`slurmd -Z --conf` line: "Gres=gpu:8 Feature=..."."""
     requeue: bool = True
     """The drain requeues the node's running batch jobs."""
+    cloud_node: bool = False
+    """An elastic group's node: it runs as the State=CLOUD node its instance metadata names (`slurm/node-name`,
+    `slurm/slurmd-exec`), and as a dynamic node when none does. False ships exactly a fixed group's files."""
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,10 @@ AWS_API = ("usr/local/sbin/gpufleet-aws",)
 SLURM = (LIB + "install.d/80-slurm", LIB + "slurm/join", LIB + "slurm/drain", LIB + "slurm/health-check",
          LIB + "slurm/task-prolog", LIB + "slurm/prolog", LIB + "slurm/epilog", "usr/local/bin/gpufleet-run",
          SYSTEMD_DIR + "gpufleet-slurmd.service")
+# An elastic group's node: slurmd as the CLOUD node its instance metadata names (the `elastic` sections of join and
+# drain come with it).
+SLURM_CLOUD_NODE = (LIB + "slurm/node-name", LIB + "slurm/slurmd-exec",
+                    SYSTEMD_DIR + "gpufleet-slurmd.service.d/gpufleet-cloud-node.conf")
 HEALTH_ENDPOINT = ("usr/local/sbin/gpufleet-health-endpoint", SYSTEMD_DIR + "gpufleet-health-endpoint.service")
 # A vGPU slice: the GRID guest driver, fetched and checked, in place of the datacenter driver, and the acceptance check
 # that the guest driver is loaded with the slice's memory. AWS fetches with the node's role through gpufleet-aws.
@@ -104,6 +108,7 @@ def selected_paths(config: BootConfig) -> list[str]:
         (config.shared_storage is not None, SHARED_STORAGE),
         (config.health_performance is not None, PERFORMANCE),
         (config.slurm is not None, SLURM),
+        (config.slurm is not None and config.slurm.cloud_node, SLURM_CLOUD_NODE),
     )
     for wanted, group in optional:
         if wanted:
@@ -160,7 +165,7 @@ def for_cloud(content: str, cloud: str) -> str:
 
 # Optional sections (`# only: NAME`) and when a node gets them.
 OPTIONAL_SECTIONS = ("health-dcgm-diag", "health-nccl-allreduce", "health-performance", "shared-storage",
-                     "multi-nic-tcp", "gpudirect-tcpxo")
+                     "multi-nic-tcp", "gpudirect-tcpxo", "elastic")
 
 
 def node_sections(config: BootConfig) -> frozenset[str]:
@@ -168,7 +173,8 @@ def node_sections(config: BootConfig) -> frozenset[str]:
     wanted = {"health-dcgm-diag": config.health_dcgm_diag, "health-nccl-allreduce": config.health_nccl_allreduce,
               "health-performance": config.health_performance is not None,
               "shared-storage": config.shared_storage is not None,
-              "multi-nic-tcp": config.fabric == "tcp-multinic", "gpudirect-tcpxo": config.fabric == "tcpxo"}
+              "multi-nic-tcp": config.fabric == "tcp-multinic", "gpudirect-tcpxo": config.fabric == "tcpxo",
+              "elastic": config.slurm is not None and config.slurm.cloud_node}
     return frozenset({config.cloud, *(name for name, on in wanted.items() if on)})
 
 

@@ -14,6 +14,8 @@ import yaml
 
 from .env import quote_env_value
 from .parts import for_node
+from .power.config import PowerConfig
+from .power_files import SYNC_UNIT, power_files
 from .yaml_entries import yaml_by_entry
 
 SETUP_SCRIPT = Path(__file__).parent / "controller" / "gpufleet-slurm-controller-setup"
@@ -41,6 +43,9 @@ class ControllerConfig:
     region: str = ""
     metrics: bool = False
     """Serve Slurm metrics to the monitoring server (node_exporter's textfile collector); off without monitoring."""
+    power: PowerConfig | None = None
+    """Elastic node groups: the power programs and their config (`power_files`); None for fixed-size clusters,
+    whose controller user data is then what it was before elastic groups existed."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -50,7 +55,11 @@ class ControllerConfig:
 def controller_document(config: ControllerConfig) -> dict:
     env = [("CLOUD", config.cloud), ("MUNGE_KEY_NAME", config.munge_key_name), ("STATE_DEVICE", config.state_device),
            ("AWS_REGION", config.region)]
-    script = for_node(SETUP_SCRIPT.read_text(), {config.cloud})
+    sections = {config.cloud}
+    if config.power is not None:  # the setup script's `# only: elastic` sections (and boto3 on AWS)
+        env.append(("POWER_METRICS_FILE", config.power.metrics_file))
+        sections |= {"elastic", f"elastic-{config.cloud}"}
+    script = for_node(SETUP_SCRIPT.read_text(), sections)
     files = [{"path": f"/etc/slurm/{name}", "owner": "root:root", "permissions": "0644", "content": content}
              for name, content in config.files]
     files += [
@@ -60,6 +69,9 @@ def controller_document(config: ControllerConfig) -> dict:
          "content": script},
     ]
     runcmd: list = [[SETUP_PATH]]
+    if config.power is not None:
+        files += power_files(config.power)
+        runcmd.append(["systemctl", "enable", "--now", f"{SYNC_UNIT}.timer"])
     if config.metrics:
         files += _metrics_files()
         # The distribution's packaged node_exporter (its textfile collector reads TEXTFILE_DIR by default on

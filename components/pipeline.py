@@ -30,10 +30,11 @@ from .catalog.loader import Catalog, load_catalog
 from .catalog.selector import Selection, select
 from .deploytime.containers import Pin, deferred_digest
 from .groups.checks import merged_group_problems
+from .groups.fallbacks import fallback_plan
 from .groups.placement import fabric_problems, shared_placement
 from .groups.plans import ClusterPlan, NodeGroupPlans
 from .groups.resolve import group_specs
-from .spec.errors import Problem, SpecError
+from .spec.errors import Problem, SpecError, raise_if
 from .spec.model import ClusterSpec
 from .spec.parse import parse_cluster_spec
 from .spec.raw import raw_problems
@@ -89,6 +90,8 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
     except SpecError as err:
         raise SpecError(_unique([*problems, *err.problems])) from None
     problems += rules.plan_problems(selection)
+    fallbacks, fallback_problems = fallback_plan(selection, catalog or load_catalog(), rules.plan_problems)
+    problems += [*fallback_problems, *placed_fallback_zone_problems(selection)]
     cloud_config = user_data_for(selection, name, deferred_digest if problems else pin, group=group)
     problems += user_data_problems(cloud_config, spec.cloud)
     if problems:
@@ -100,7 +103,17 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
     return ClusterPlan(**{**values, "warnings": tuple(dict.fromkeys(warnings))}, cluster_name=name,
                        cloud_config=cloud_config, by_reference=by_reference,
                        user_data="" if by_reference else encode_user_data(cloud_config, spec.cloud),
-                       group=group, slurm_default=slurm_default)
+                       group=group, slurm_default=slurm_default, fallbacks=fallbacks)
+
+
+def placed_fallback_zone_problems(selection: Selection) -> list[Problem]:
+    """A placement the selection turned on (multi-node, or an RDMA fabric) keeps the group in `zone`."""
+    spec = selection.spec
+    if not spec.fallback_zones or spec.placement_group is not None or not selection.placement_group:
+        return []
+    return [Problem("fallback_zones", spec.fallback_zones, f"{selection.instance.name} on "
+                    f"{selection.fabric or 'TCP'} is placed in one zone (a cluster placement group): set "
+                    "`placement_group: false` to let nodes start in other zones, or drop `fallback_zones`")]
 
 
 def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec:
@@ -110,8 +123,19 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
         spec = parse_cluster_spec(raw)
     except SpecError as err:
         raise SpecError(_unique([*err.problems, *_later_problems(raw, err.problems, catalog)])) from None
-    plan_node_groups(spec, catalog)
+    raise_if(undeclared_elastic_problems(plan_node_groups(spec, catalog)))
     return spec
+
+
+def undeclared_elastic_problems(plans: NodeGroupPlans) -> list[Problem]:
+    """Elastic groups (`nodes: {min, max}`) pass every check and are priced, but no cloud component declares them
+    yet (the controller's power programs, CLOUD nodes and scoped permissions are not wired into the components):
+    refused, rather than declared as a fixed fleet of `max` nodes that never shrinks. The cloud components and
+    `check_cluster_input` call this; `plan_node_groups` itself plans elastic groups."""
+    return [Problem(f"node_groups.{plan.group}.nodes" if plan.group else "nodes", plan.spec.nodes_range.model_dump(),
+                    f"elastic groups are checked and priced, but this release's {plan.spec.cloud} component does not "
+                    "declare them yet: give a fixed number of nodes")
+            for plan in plans.groups if plan.spec.nodes_range is not None]
 
 
 def user_data_problems(cloud_config: str, cloud: str) -> list[Problem]:

@@ -30,10 +30,11 @@ from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import plan_node_groups
+from ..pipeline import plan_node_groups, undeclared_elastic_problems
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
+from ..spec.errors import raise_if
 from .identity import build_instance_profile, grid_driver_location
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
@@ -65,6 +66,7 @@ def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
     """The one checking pipeline (`gpufleet.pipeline.plan_node_groups`: selection, AWS rules, user data size, per
     group) plus the monitoring secrets; raises `SpecError` with every problem."""
     groups = plan_node_groups(spec, name=name, pin=registry_digest)
+    raise_if(undeclared_elastic_problems(groups))
     return AwsPlan(groups, plan_monitoring(groups))
 
 

@@ -23,10 +23,11 @@ from ..groups.outputs import group_outputs
 from ..groups.plans import NodeGroupPlans
 from ..monitoring.scrape import azure_jobs, scrape_config_text
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import plan_node_groups
+from ..pipeline import plan_node_groups, undeclared_elastic_problems
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
+from ..spec.errors import raise_if
 from .fabric import infiniband_partition
 from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
 from .network import build_network, build_resource_group, node_subnet_cidr
@@ -171,6 +172,7 @@ def validate(name: str, spec: ClusterSpec) -> NodeGroupPlans:
     """Each node group's checked plan (with its base64 customData); every problem of the spec at once, as one
     SpecError."""
     plans = plan_node_groups(spec, name=name, pin=registry_digest)
+    raise_if(undeclared_elastic_problems(plans))
     plan_monitoring(plans)  # refuses unset `monitoring.alerts.*_secret` config keys
     return plans
 

@@ -33,6 +33,7 @@ from ..outputs import common_outputs, exporter_jobs
 from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
+from ..spec.errors import raise_if
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .firewall_rule import FirewallRule
 from .identity import build_identity
@@ -70,6 +71,7 @@ class GcpPlan:
 def plan_gcp(name: str, spec: ClusterSpec) -> GcpPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
     groups = pipeline.plan_node_groups(spec, name=name, pin=registry_digest)  # every check, with GCP's rules.py
+    raise_if(pipeline.undeclared_elastic_problems(groups))
     fabric_group = next((plan for plan in groups.groups if plan.fabric is not None), groups.first)
     layout = vpc_layout(fabric_group.instance, fabric_group.fabric)
     cluster_spec = groups.first.spec

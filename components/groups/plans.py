@@ -25,6 +25,9 @@ class ClusterPlan(Selection):
     """The node group's name; None for a spec without `node_groups`, whose one group is declared as before."""
     slurm_default: bool = True
     """This group's partition is Slurm's default one."""
+    fallbacks: tuple[str, ...] = ()
+    """Elastic groups: the `accelerator.fallback_types`, checked, in the order a resume tries them after the chosen
+    type (`gpufleet.groups.fallbacks`)."""
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,9 @@ def resolved_raw(base: dict[str, Any], name: str, group: NodeGroup) -> dict[str,
     """The cluster's fields (`base`, dumped) with what `group` sets on top, and its partition."""
     raw = dict(base)
     named = group.model_dump(mode="json", exclude_unset=True, include=set(GROUP_FIELDS))
+    if "nodes" in named:  # the group's count, fixed or `{min, max}`, replaces the cluster's whole
+        raw.pop("nodes_range", None)
+        named.update(group.model_dump(mode="json", exclude_unset=True, include={"nodes_range"}))
     for field, value in named.items():
         raw[field] = _merged(raw.get(field, {}), value) if field in MERGED_FIELDS else value
     scheduler = dict(raw.get("scheduler", {}))

@@ -10,13 +10,14 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from .errors import MISSING, Problem
-from .model import ClusterSpec
+from .model import INTERNAL_FIELDS, ClusterSpec
 from .shapes import mapping_expected, model_at, nested_model
 
 
 def field_path(loc: tuple) -> str:
     """("access", "ssh_cidrs", 0) -> "access.ssh_cidrs[0]"."""
     path = ""
+    loc = tuple("nodes" if part == "nodes_range" else part for part in loc)  # written as `nodes: {min, max}`
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
@@ -92,7 +93,7 @@ def _range_expected(loc: tuple, error: ErrorDetails) -> str:
 
 
 def _known_keys(parent: tuple) -> str:
-    return ", ".join(f"`{name}`" for name in model_at(ClusterSpec, parent).model_fields)
+    return ", ".join(f"`{name}`" for name in model_at(ClusterSpec, parent).model_fields if name not in INTERNAL_FIELDS)
 
 
 def _mapped_model(loc: tuple) -> type | None:

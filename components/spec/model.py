@@ -20,7 +20,7 @@ from .lifecycle import CapacityWait, Rollout, UtcTimestamp
 from .monitoring import Monitoring
 from .node import NodeSoftware
 from .permissions import NodePermissions
-from .scheduler import PARTITION_PATTERN, Scheduler
+from .scheduler import INSTANCE_TYPE_PATTERN, PARTITION_PATTERN, Scheduler
 from .ssh import parse_public_key
 from .storage import Storage
 from .strict import Amount, Cidr, Count, StrictModel
@@ -37,9 +37,43 @@ GROUP_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,13}[a-z0-9])?$"
 MAX_NODE_GROUPS = 32
 MAX_CLUSTER_NODES = 4096
 """The most nodes one cluster holds, all its node groups together (one group's bound on `nodes`)."""
+MAX_FALLBACKS = 8
+INTERNAL_FIELDS = frozenset({"nodes_range"})
+"""Fields the user writes under another name (`nodes: {min, max}`): kept out of the spec reference."""
+InstanceTypeName = Annotated[str, StringConstraints(pattern=INSTANCE_TYPE_PATTERN)]
+ZoneName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 GroupName = Annotated[str, StringConstraints(pattern=GROUP_NAME_PATTERN)]
 REQUIRED_WITHOUT_GROUPS = ("nodes", "accelerator")
 """Top-level fields a spec needs unless each of its node groups sets them."""
+
+
+class NodeRange(StrictModel):
+    """An elastic node count: Slurm's power saving starts nodes for queued jobs, up to `max`, and releases idle ones
+    down to `min` (README "Elastic clusters (in progress)")."""
+
+    min: Count = Field(ge=0, le=MAX_CLUSTER_NODES, examples=[0])
+    """Nodes kept up while the queue is empty, 0 to 4096; 0 pays for no GPU while idle."""
+    max: Count = Field(ge=1, le=MAX_CLUSTER_NODES, examples=[16])
+    """The most nodes the group grows to, 1 to 4096."""
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self):
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is more than max ({self.max}); expected min <= max, "
+                             f"e.g. {{min: 0, max: {max(self.max, self.min)}}}")
+        return self
+
+
+def node_range_input(data):
+    """`nodes: {min, max}`: the range is kept in `nodes_range` and `nodes` holds `max` (the most nodes the group can
+    have, which every count-based rule and the controller's node bound check against); a fixed number stays in
+    `nodes` alone. A dumped spec (both keys) reads back unchanged."""
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict):
+        return data
+    wanted = data["nodes"]
+    top = wanted.get("max")
+    fits = isinstance(top, int) and not isinstance(top, bool) and top >= 1
+    return {**data, "nodes": top if fits else None, "nodes_range": wanted}
 
 
 class Accelerator(StrictModel):
@@ -53,6 +87,17 @@ class Accelerator(StrictModel):
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
     gpu_fraction: Amount | None = Field(None, gt=0, lt=1, examples=[0.25])
     """A vGPU slice of one GPU, e.g. 0.25 (AWS G6f, Azure NVadsA10 v5, GCP G4 fractional sizes), with the GRID guest driver. Default: whole GPUs only."""
+    fallback_types: list[InstanceTypeName] = Field(default_factory=list, max_length=MAX_FALLBACKS,
+                                                   examples=[["p5e.48xlarge"]])
+    """Elastic groups: other instance types a resume tries when the chosen one has no capacity, each with the same GPU model and fabric (a different GPU count only on a group without an RDMA fabric). Checked like the chosen type; the plan lists them in the order they are tried. Default: none."""
+
+    @field_validator("fallback_types")
+    @classmethod
+    def _fallbacks_differ(cls, types: list[str]) -> list[str]:
+        repeated = sorted({name for name in types if types.count(name) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed more than once; expected each type once")
+        return types
 
 
 class Market(StrictModel):
@@ -129,8 +174,11 @@ class NodeGroup(StrictModel):
     out takes the cluster's value (the top-level field of the same name): `node` is merged key by key, the other
     fields replace the cluster's value whole."""
 
+    _node_range = model_validator(mode="before")(node_range_input)
     nodes: Count | None = Field(None, ge=1, le=4096)
-    """Nodes in this group, 1 to 4096. Default: the cluster's `nodes`."""
+    """Nodes in this group, 1 to 4096, or `{min, max}` for an elastic group (with Slurm; not yet declared by the cloud components). Default: the cluster's `nodes`."""
+    nodes_range: NodeRange | None = None
+    """Written as `nodes: {min, max}`."""
     accelerator: Accelerator | None = None
     """This group's GPU or instance type (as the top-level `accelerator`). Default: the cluster's."""
     market: Market | None = None
@@ -156,8 +204,13 @@ class ClusterSpec(StrictModel):
     """Cloud region, e.g. "us-east-2", "eastus", "us-central1"."""
     zone: str | None = None
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones, and a changed zone replaces every node."""
+    fallback_zones: list[ZoneName] = Field(default_factory=list, max_length=MAX_FALLBACKS, examples=[["us-east-1b"]])
+    """Elastic groups without placement: other zones of the region a resume tries, after every type in `zone`, when capacity runs out. Default: none."""
+    _node_range = model_validator(mode="before")(node_range_input)
     nodes: Count | None = Field(None, ge=1, le=4096)
-    """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet. Required, unless every node group sets its own."""
+    """Number of GPU nodes, 1 to 4096, or `{min: 0, max: 16}` for an elastic group that Slurm grows with its queue and shrinks to `min` when idle (checked and priced; not yet declared by the cloud components: README "Elastic clusters (in progress)"). Changing it touches only the fleet. Required, unless every node group sets its own."""
+    nodes_range: NodeRange | None = None
+    """Written as `nodes: {min, max}`."""
     accelerator: Accelerator | None = None
     """What each node carries. Required, unless every node group sets its own."""
     market: Market = Field(default_factory=Market)

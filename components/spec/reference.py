@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from .model import REQUIRED_WITHOUT_GROUPS, ClusterSpec
+from .model import INTERNAL_FIELDS, REQUIRED_WITHOUT_GROUPS, ClusterSpec
 from .shapes import nested_model
 
 BEGIN = "<!-- spec-reference:begin -->"
@@ -32,6 +32,8 @@ def reference_rows(model: type[BaseModel] = ClusterSpec, prefix: str = "",
     """(field path, default, description) for every field, nested models expanded in place (a mapping of models,
     `node_groups`, as `<name>` once, its fields unexpanded: they repeat the top-level ones)."""
     for name, field in model.model_fields.items():
+        if name in INTERNAL_FIELDS:
+            continue
         path = f"{prefix}{name}"
         annotation = field.annotation
         if model is ClusterSpec and name in REQUIRED_WITHOUT_GROUPS:

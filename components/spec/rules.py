@@ -10,6 +10,7 @@ from collections.abc import Callable
 from ipaddress import IPv4Network
 
 from ..catalog.zones import aws_zone_id_prefix, aws_zone_in_region  # the one AWS zone parser
+from .elastic_rules import ELASTIC_RULES
 from .errors import Problem
 from .inference_rules import INFERENCE_RULES
 from .lifecycle_rules import LIFECYCLE_RULES
@@ -34,7 +35,7 @@ REGION_SHAPES = {
 def accelerator_is_named(spec: ClusterSpec) -> list[Problem]:
     acc = spec.accelerator
     if acc.gpu is None and acc.instance_type is None:
-        return [Problem("accelerator", acc.model_dump(exclude_none=True), "set `gpu` (with `gpus_per_node`) or `instance_type`")]
+        return [Problem("accelerator", acc.model_dump(exclude_defaults=True), "set `gpu` (with `gpus_per_node`) or `instance_type`")]
     return []
 
 
@@ -170,6 +171,7 @@ RULES: tuple[Callable[[ClusterSpec], list[Problem]], ...] = (
     *LIFECYCLE_RULES,
     *INFERENCE_RULES,
     *SCHEDULER_RULES,
+    *ELASTIC_RULES,
 )
 
 

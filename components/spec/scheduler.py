@@ -31,6 +31,10 @@ class Slurm(StrictModel):
     """Encrypted disk for slurmctld's StateSaveLocation, kept when the controller is replaced, so the queue survives. Default: 20."""
     requeue: bool = True
     """Requeue a batch job whose node fails or leaves (spot notice, scale-in, repair) instead of failing it; a job can still say `--no-requeue`. Default: true."""
+    suspend_time_minutes: Count = Field(10, ge=1, le=1440)
+    """Elastic groups: minutes a node stays idle before it is drained and released (Slurm's SuspendTime). Default: 10."""
+    resume_timeout_minutes: Count | None = Field(None, ge=5, le=240)
+    """Elastic groups: minutes a started node may take to boot, pass its acceptance check and register before Slurm marks it DOWN and requeues its job (ResumeTimeout). Default: the image's boot-to-ready time with half again as margin (15 on driver-ready images, 30 on stock Ubuntu, which installs the driver and reboots)."""
 
 
 class Scheduler(StrictModel):

@@ -53,14 +53,14 @@ def model_at(root: type[BaseModel], path: tuple) -> type[BaseModel]:
 def mapping_expected(model: type[BaseModel], value: Any) -> str:
     """"expected a mapping with the keys ..., e.g. {...}" for a section of type `model` given `value`."""
     keys = ", ".join(f"`{name}`" + (" (required)" if field.is_required() else "")
-                     for name, field in model.model_fields.items())
+                     for name, field in model.model_fields.items() if name != "nodes_range")
     return f"expected a mapping with the keys {keys}, e.g. {_flow(example(model, value))}"
 
 
 def example(model: type[BaseModel], value: Any = None) -> dict[str, Any]:
     """A small mapping `model` accepts: its required keys, or the one key `value` fits, or the first key with a
     sample. A required key without a sample shows as `<key>`."""
-    fields = model.model_fields
+    fields = {name: field for name, field in model.model_fields.items() if name != "nodes_range"}  # `nodes: {..}`
     required = {name: value if _fits(field, value) else _sample(field, name)
                 for name, field in fields.items() if field.is_required()}
     if required:

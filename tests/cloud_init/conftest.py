@@ -134,14 +134,28 @@ for _name in SHIPPED_STACKS:
     CASES.update(_stack_cases(_name))
 
 
+# Elastic groups' nodes (SlurmNodeConfig.cloud_node) on each cloud: the spec has no field for them yet, so their
+# boot config is the Slurm case's with the flag set (slurm/node-name, slurmd-exec and the `elastic` sections).
+ELASTIC_CASES = {f"{name}-elastic": name for name in ("aws-p5-slurm", "azure-nd-slurm", "gcp-a3-mega-slurm")}
+
+
 @pytest.fixture(scope="session")
 def rendered() -> dict:
     """name -> (selection, cloud-config text), rendered once for the session."""
-    from gpufleet.boot import user_data_for
+    import dataclasses
+
+    from gpufleet.boot import boot_config, user_data_for
+    from gpufleet.cloud_init import render_cloud_config
     out = {}
     for name, build in CASES.items():
         selection = build()
         out[name] = (selection, user_data_for(selection, "gpufleet-test", group=getattr(selection, "group", None)))
+    for name, base in ELASTIC_CASES.items():
+        selection = out[base][0]
+        config = boot_config(selection, "gpufleet-test")
+        assert config.slurm is not None
+        config = dataclasses.replace(config, slurm=dataclasses.replace(config.slurm, cloud_node=True))
+        out[name] = (selection, render_cloud_config(config))
     return out
 
 

@@ -60,7 +60,8 @@ def test_shipped_scripts_pass_shellcheck(rendered, tmp_path):
     checks: dict[Path, list[str]] = {}
     for name in ("aws-p5-stock-everything", "aws-p5-stock-storage", "azure-nd-h100", "gcp-a3-ultra-stock",
                  "aws-p4d-mig", "stack-azure-train", "stack-gcp-train", "aws-p5-slurm", "azure-nd-slurm",
-                 "gcp-a3-mega-slurm", "aws-g6f-slice"):
+                 "gcp-a3-mega-slurm", "aws-g6f-slice", "aws-p5-slurm-elastic", "azure-nd-slurm-elastic",
+                 "gcp-a3-mega-slurm-elastic"):
         folder = tmp_path / name
         for path, entry in written_files(rendered[name][1]).items():
             head = entry["content"].split("\n", 1)[0]
@@ -124,7 +125,8 @@ def fake_root(tmp_path_factory) -> Path:
     (root / "etc/systemd/system/nvidia-persistenced.service").write_text(
         "[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced\n")
     binaries = {"/usr/bin/nvidia-persistenced"}
-    for unit in units():
+    drop_ins = sorted((FILES / "etc" / "systemd" / "system").glob("*.d/*.conf"))  # applied to their units by verify
+    for unit in [*units(), *drop_ins]:
         for line in unit.read_text().splitlines():
             key, _, value = line.partition("=")
             if key.startswith("Exec") and value.startswith("/"):

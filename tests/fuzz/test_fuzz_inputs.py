@@ -195,3 +195,26 @@ def test_the_time_bound_fails_a_hanging_case():
 def test_dates_and_sets_from_yaml_are_spec_errors():
     with pytest.raises(SpecError):
         check_cluster_input({**BASE, "tags": {"created": datetime.date(2024, 5, 1)}})
+
+
+ELASTIC_BASE = {**BASE, "scheduler": {"kind": "slurm"}}
+counts = st.one_of(st.integers(min_value=-3, max_value=5000), junk)
+
+
+@settings(max_examples=examples(100), **FUZZ_SETTINGS)
+@given(low=counts, high=counts, extra=st.dictionaries(st.sampled_from(["step", "min", "max", "nodes"]), junk,
+                                                       max_size=1), slurm=st.booleans())
+def test_junk_in_an_elastic_range_is_refused_at_nodes(low, high, extra, slurm):
+    """`nodes: {min, max}` with junk in either bound, an extra key, with or without Slurm, at the cluster's level and
+    a group's: only SpecError, every problem at the `nodes` the user wrote (never the internal `nodes_range`)."""
+    wanted = {"min": low, "max": high, **extra}
+    base = ELASTIC_BASE if slurm else BASE
+    with time_bound(20):
+        for candidate, where in (({**base, "nodes": wanted}, "nodes"),
+                                 ({**base, "node_groups": {"fixed": {}, "burst": {"nodes": wanted}}},
+                                  "node_groups.burst.nodes")):
+            with pytest.raises(SpecError) as caught:
+                check_cluster_input(candidate)  # a valid range is refused too: no component declares it yet
+            paths = [p.path for p in caught.value.problems]
+            assert paths and all(path == where or path.startswith((f"{where}.", f"{where}[")) for path in paths), \
+                caught.value
