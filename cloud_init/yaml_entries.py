@@ -27,7 +27,9 @@ def yaml_by_entry(document: dict, dump: Dump, key: str = "write_files") -> str:
     split = keys.index(key)
     before = {name: document[name] for name in keys[:split]}
     after = {name: document[name] for name in keys[split + 1:]}
-    entries = "".join(_dumped(dump, json.dumps([entry])) for entry in document[key])
+    # A lone entry whose last scalar keeps its trailing newlines (`|2+`) ends with an explicit document end, `...`,
+    # which would end the joined document there.
+    entries = "".join(_dumped(dump, json.dumps([entry])).removesuffix("...\n") for entry in document[key])
     return _part(dump, before) + f"{key}:\n" + entries + _part(dump, after)
 
 

@@ -127,15 +127,19 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
     return spec
 
 
+ELASTIC_CLOUDS = frozenset({"gcp"})
+"""The clouds whose component declares elastic groups (GCP: `components/gcp/elastic.py`)."""
+
+
 def undeclared_elastic_problems(plans: NodeGroupPlans) -> list[Problem]:
-    """Elastic groups (`nodes: {min, max}`) pass every check and are priced, but no cloud component declares them
-    yet (the controller's power programs, CLOUD nodes and scoped permissions are not wired into the components):
+    """Elastic groups (`nodes: {min, max}`) pass every check and are priced, but only the `ELASTIC_CLOUDS`
+    components declare them (the controller's power programs, CLOUD nodes and scoped permissions): elsewhere
     refused, rather than declared as a fixed fleet of `max` nodes that never shrinks. The cloud components and
     `check_cluster_input` call this; `plan_node_groups` itself plans elastic groups."""
     return [Problem(f"node_groups.{plan.group}.nodes" if plan.group else "nodes", plan.spec.nodes_range.model_dump(),
                     f"elastic groups are checked and priced, but this release's {plan.spec.cloud} component does not "
                     "declare them yet: give a fixed number of nodes")
-            for plan in plans.groups if plan.spec.nodes_range is not None]
+            for plan in plans.groups if plan.spec.nodes_range is not None and plan.spec.cloud not in ELASTIC_CLOUDS]
 
 
 def user_data_problems(cloud_config: str, cloud: str) -> list[Problem]:

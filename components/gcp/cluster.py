@@ -34,6 +34,7 @@ from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import raise_if
+from .elastic import PowerGrant, elastic_gcp_problems, grant_power_permissions, power_config
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .firewall_rule import FirewallRule
 from .identity import build_identity
@@ -43,7 +44,7 @@ from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_networks, with_primary_range
 from .node_group import ClusterShared, GcpNodeGroup, build_node_group
 from .nodes import base_instance_name
-from .outputs import access_outputs
+from .outputs import access_outputs, elastic_access_outputs
 from .permissions import grant_node_roles
 from .placement import build_placement_policy, placement_plan, policy_path, uses_workload_policy
 from .repair import build_health_check
@@ -71,7 +72,7 @@ class GcpPlan:
 def plan_gcp(name: str, spec: ClusterSpec) -> GcpPlan:
     """Validates `spec` for GCP and decides the layout; raises `SpecError` with every problem found."""
     groups = pipeline.plan_node_groups(spec, name=name, pin=registry_digest)  # every check, with GCP's rules.py
-    raise_if(pipeline.undeclared_elastic_problems(groups))
+    raise_if(elastic_gcp_problems(groups.groups, base_instance_name(pulumi.get_stack(), name, cluster_hash(name))))
     fabric_group = next((plan for plan in groups.groups if plan.fabric is not None), groups.first)
     layout = vpc_layout(fabric_group.instance, fabric_group.fabric)
     cluster_spec = groups.first.spec
@@ -152,16 +153,21 @@ class GcpGpuCluster(GpuClusterOutputs):
                                      self.identity.email, label, describe, child,
                                      metrics=plan.monitoring.enabled) \
             if spec.scheduler.kind == "slurm" else None
+        elastic = [group for group in plans.groups if group.spec.nodes_range is not None]
+        if self.slurm and not elastic:
+            self.slurm.start()  # declared where it always was: a fixed cluster's plan is unchanged
         cluster_shared = ClusterShared(
             networks=networks, account_email=self.identity.email, base_name=base_name,
             health_check=build_health_check(name, describe, child),
             template_policy=policy_path(project, spec.region, policy) if policy and not workload_policy else None,
             workload_policy=workload_policy, depends_on=[self.identity.account],
             shared_source=shared.source if shared else None,
-            slurm_metadata=self.slurm.node_metadata if self.slurm else None)
+            slurm_metadata=self.slurm.node_metadata if self.slurm else None, cluster_id=unique)
         self.group_fleets: dict[Optional[str], GcpNodeGroup] = {
             group.group: build_node_group(name, group, cluster_shared, label, describe, child)
             for group in plans.groups}
+        if self.slurm and elastic:
+            self._start_elastic(name, stack, unique, project, base_name, plan.monitoring.enabled, describe, child)
         first = self.group_fleets[selection.group]
         self.template, self.group = first.template, first.group
         self.serving = build_serving(name, spec, networks.vpcs["net"].id, networks.subnets["subnet"].id, self.group,
@@ -169,10 +175,7 @@ class GcpGpuCluster(GpuClusterOutputs):
         common = common_outputs(plans)
         return {
             **common,
-            **group_outputs(plans, {group: {"instance_template_id": node_group.template.id,
-                                            "fleet_name": node_group.group.name,
-                                            **access_outputs(spec.zone, node_group.group.name,
-                                                             node_group.plan.instance.gpus)}
+            **group_outputs(plans, {group: fleet_outputs(spec.zone, node_group)
                                     for group, node_group in self.group_fleets.items()}),
             "warnings": plan.warnings,
             "network_id": networks.vpcs["net"].id,
@@ -186,8 +189,7 @@ class GcpGpuCluster(GpuClusterOutputs):
             "service_account_roles": extra_roles,
             "shared_filesystem_id": shared.id if shared else None,
             "shared_filesystem_source": shared.source if shared else None,
-            "fleet_name": self.group.name,
-            **access_outputs(spec.zone, self.group.name, selection.instance.gpus),
+            **{key: value for key, value in fleet_outputs(spec.zone, first).items() if key != "instance_template_id"},
             "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
                 gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec),
                          grouped=plans.grouped))),
@@ -197,3 +199,32 @@ class GcpGpuCluster(GpuClusterOutputs):
                                       networks.subnets["subnet"].id, label, describe, child,
                                       (self.slurm.account_email, self.slurm.address) if self.slurm else None),
         }
+
+    def _start_elastic(self, name: str, stack: str, unique: str, project: pulumi.Input[str], base_name: str,
+                       metrics: bool, describe, child: pulumi.ResourceOptions) -> None:
+        """The controller of a cluster with elastic groups: its power config names each group's template, and its
+        service account may create and delete those groups' instances only (`gcp/elastic.py`)."""
+        assert self.slurm is not None
+        fleets = [fleet for fleet in self.group_fleets.values() if fleet.group is None]
+        spec = fleets[0].plan.spec
+        grant_power_permissions(
+            name, stack, unique, project, spec.region, self.slurm.account_email, self.identity.account,
+            [PowerGrant(fleet.node_prefix, tuple(dict.fromkeys([fleet.plan.spec.zone,
+                                                                *fleet.plan.spec.fallback_zones])),
+                        fleet.template.name) for fleet in fleets],
+            [subnet.name for subnet in self.networks.subnets.values()],
+            [self.placement.name] if self.placement else [], describe, child)
+        links = [fleet.template.self_link for fleet in fleets]
+        power = pulumi.Output.all(project, links).apply(lambda values: power_config(
+            values[0], unique, [(fleet.plan, fleet.node_prefix, link) for fleet, link in zip(fleets, values[1],
+                                                                                           strict=True)], metrics))
+        self.slurm.start(power, base_name)
+
+
+def fleet_outputs(zone: str, fleet: GcpNodeGroup) -> dict:
+    """A group's outputs: an elastic group has a template and no instance group (its nodes are listed by prefix)."""
+    if fleet.group is not None:
+        return {"instance_template_id": fleet.template.id, "fleet_name": fleet.group.name,
+                **access_outputs(zone, fleet.group.name, fleet.plan.instance.gpus)}
+    return {"instance_template_id": fleet.template.id, "fleet_name": None,
+            **elastic_access_outputs(zone, fleet.node_prefix, fleet.plan.instance.gpus)}

@@ -94,7 +94,9 @@ def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: Monito
             source_service_accounts=[email], target_service_accounts=[slurm[0]],
             description=f"Slurm metrics scrape from the monitoring server; {describe('monitoring-fw-slurm')}",
             opts=opts)
-        jobs = pulumi.Output.all(jobs, slurm[1]).apply(lambda values: [*values[0], slurm_controller_job(values[1])])
+        elastic = any(plan.spec.nodes_range is not None for plan in plans.groups)
+        jobs = pulumi.Output.all(jobs, slurm[1]).apply(
+            lambda values: [*values[0], slurm_controller_job(values[1], elastic)])
     user_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
         lambda values: server_user_data(spec.monitoring, values[0], stack_dashboards(plans), ServerSettings(
             "gcp", f"/dev/disk/by-id/google-{DATA_DEVICE_NAME}", dict(values[1]))))

@@ -19,6 +19,7 @@ from gpufleet import cloud_init
 from ..groups.naming import GROUP_TAG
 from ..pipeline import ClusterPlan
 from ..storage.boot import user_data_with_source
+from .elastic import power_node_prefix, template_labels, template_metadata
 from .fabric import nic_layout, vpc_layout
 from .image import boot_image, pinned_source
 from .labels import Describer, Labeler
@@ -41,13 +42,18 @@ class ClusterShared:
     depends_on: list[pulumi.Resource]
     shared_source: pulumi.Input[str] | None = None
     slurm_metadata: dict[str, pulumi.Input[str]] | None = None
+    cluster_id: str = ""
+    """The cluster's hash: an elastic group's template labels its instances with it (the power programs' check)."""
 
 
 @dataclass(frozen=True)
 class GcpNodeGroup:
     plan: ClusterPlan
     template: gcp.compute.InstanceTemplate
-    group: gcp.compute.InstanceGroupManager
+    group: gcp.compute.InstanceGroupManager | None
+    """None for an elastic group: Slurm's power programs create its instances from the template by name."""
+    node_prefix: str = ""
+    """An elastic group's instance (and Slurm node) names are this prefix and 1 to `max`."""
 
 
 def group_labeler(label: Labeler, group: str | None) -> Labeler:
@@ -73,11 +79,24 @@ def build_node_group(name: str, plan: ClusterPlan, shared: ClusterShared, label:
     image = boot_image(spec)
     image = replace(image, source=pinned_source(image, spec, pulumi.InvokeOutputOptions(parent=opts.parent)))
     placed = plan.placement_group
+    elastic = spec.nodes_range is not None
+    prefix = power_node_prefix(shared.base_name, plan.group) if elastic else ""
     template = build_template(
         group_name, plan, shared.networks, nic_layout(vpc_layout(plan.instance, plan.fabric)), image,
-        shared.account_email, user_data, shared.template_policy if placed else None, label, describe,
+        shared.account_email, user_data, shared.template_policy if placed else None,
+        elastic_labeler(label, shared.cluster_id) if elastic else label, describe,
         pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=shared.depends_on)),
-        shared.slurm_metadata)
+        {**(shared.slurm_metadata or {}), **template_metadata(prefix)} if elastic else shared.slurm_metadata)
+    if elastic:
+        return GcpNodeGroup(plan, template, None, prefix)
     group = build_group(group_name, plan, template, base_name, describe, opts, shared.health_check,
                         shared.workload_policy if placed else None)
     return GcpNodeGroup(plan, template, group)
+
+
+def elastic_labeler(label: Labeler, cluster_id: str) -> Labeler:
+    """An elastic group's labels: its own, plus the cluster's hash on what the template creates."""
+    def label_elastic(role: str) -> dict[str, str]:
+        labels = {**label(role), **template_labels(cluster_id)}
+        return {key: labels[key] for key in sorted(labels)}
+    return label_elastic

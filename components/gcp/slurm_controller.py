@@ -18,11 +18,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from gpufleet.cloud_init.power.config import PowerConfig
 from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
 
 from ..groups.plans import NodeGroupPlans
 from ..scheduler.conf import SLURMCTLD_PORT, SRUN_PORT_RANGE, controller_files, controller_settings
+from ..scheduler.elastic import elastic_settings
 from ..scheduler.key import keep_first_value, munge_key
+from .elastic import prefix_of
 from .labels import Describer, Labeler, short_name
 from .private_instance import SECRET_ACCESSOR, iap_ssh_rule, private_instance
 
@@ -79,29 +82,45 @@ class SlurmController(pulumi.ComponentResource):
             source_service_accounts=[node_account_email], target_service_accounts=[email],
             description=f"slurmctld and srun from the cluster's nodes; {describe('slurm-fw')}", opts=child)
         iap_ssh_rule(f"{role}-fw-iap", "the Slurm controller", "slurm-fw-iap", network_id, project, email, describe, child)
-        key_name = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"])
-        user_data = pulumi.Output.all(address.address, key_name).apply(
-            lambda values: controller_user_data(plans, name, values[0], values[1], metrics))
-        server = private_instance(
-            f"{role}-controller", "slurm-controller", "slurm-boot-disk", names["instance"], spec.zone, project,
-            spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, state.id,
-            STATE_DEVICE_NAME, subnet_id, email, user_data, label, describe,
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[account, version])),
-            network_ip=address.address)
+        self._role, self._spec, self._plans, self._name, self._metrics = role, spec, plans, name, metrics
+        self._project, self._subnet_id, self._label, self._describe = project, subnet_id, label, describe
+        self._state, self._depends = state, [account, version]
+        self.key_name = pulumi.Output.concat("projects/", project, "/secrets/", names["secret"])
+        self.instance_name = names["instance"]
         self.address = address.address
         self.account_email = email
-        self.node_metadata = {CONTROLLER_KEY: address.address, KEY_KEY: key_name}
+        self.node_metadata = {CONTROLLER_KEY: address.address, KEY_KEY: self.key_name}
+
+    def start(self, power: pulumi.Input[PowerConfig] | None = None, node_prefix: str = "") -> None:
+        """Declares the controller VM, once the node groups are declared: an elastic cluster's user data names the
+        groups' templates (`power`; `node_prefix` is the elastic groups' instance-name base), which name the
+        controller's address, never the VM itself."""
+        spec, role = self._spec, self._role
+        child = pulumi.ResourceOptions(parent=self)
+        user_data = pulumi.Output.all(self.address, self.key_name, power).apply(
+            lambda values: controller_user_data(self._plans, self._name, values[0], values[1], self._metrics,
+                                                values[2], node_prefix))
+        server = private_instance(
+            f"{role}-controller", "slurm-controller", "slurm-boot-disk", self.instance_name, spec.zone, self._project,
+            spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, self._state.id,
+            STATE_DEVICE_NAME, self._subnet_id, self.account_email, user_data, self._label, self._describe,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._depends)),
+            network_ip=self.address)
         self.outputs = {
-            "slurm_controller_address": address.address,
+            "slurm_controller_address": self.address,
             "slurm_shell": pulumi.Output.concat("gcloud compute ssh ", server.name, " --zone ", spec.zone,
                                                 " --tunnel-through-iap  # then: sinfo; squeue"),
         }
         self.register_outputs({"address": self.address, "instance": server.name})
 
 
-def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_name: str, metrics: bool = False) -> str:
-    settings = controller_settings(plans, name, address)
+def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_name: str, metrics: bool = False,
+                         power: PowerConfig | None = None, node_prefix: str = "") -> str:
+    """`power`: the elastic groups' power config (None without elastic groups: the user data is unchanged);
+    `node_prefix`: the base of their instance names."""
+    settings = elastic_settings(plans, name, address, prefix_of(node_prefix)) if power else \
+        controller_settings(plans, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="gcp", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
         munge_key_name=key_name, state_device=f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}",
-        metrics=metrics))
+        metrics=metrics, power=power))

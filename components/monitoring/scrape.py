@@ -19,6 +19,9 @@ from ..groups.naming import GROUP_LABEL
 
 ALERT_RULES = Path(__file__).with_name("alerts.yml")
 SLURM_ALERT_RULES = Path(__file__).with_name("slurm-alerts.yml")
+ELASTIC_ALERT_RULES = Path(__file__).with_name("elastic-alerts.yml")
+SLURM_METRICS = "gpufleet_slurm_.*"
+ELASTIC_METRICS = "gpufleet_slurm_.*|gpufleet_capacity_short|gpufleet_power_.*"
 EXPORTER_JOBS = {"dcgm": ("gpufleet-dcgm", 9400), "node": ("gpufleet-node", 9100)}
 NODE_ROLE = "node"
 SLURM_JOB = ("gpufleet-slurm", 9100)
@@ -78,14 +81,22 @@ def scrapes_slurm(jobs: list[dict[str, Any]]) -> bool:
     return any(job["job_name"] == SLURM_JOB[0] for job in jobs)
 
 
-def slurm_controller_job(address: str) -> dict[str, Any]:
+def slurm_controller_job(address: str, elastic: bool = False) -> dict[str, Any]:
     """The Slurm controller's node_exporter at its fixed private address, kept to the gpufleet_slurm_* metrics (and
-    `up`), so the controller's own host metrics stay out of the GPU nodes' dashboards and alerts."""
+    `up`), so the controller's own host metrics stay out of the GPU nodes' dashboards and alerts; with elastic
+    groups also the power programs' gpufleet_capacity_short and gpufleet_power_* (elastic-alerts.yml)."""
     name, port = SLURM_JOB
     return {"job_name": name, "static_configs": [{"targets": [f"{address}:{port}"],
                                                  "labels": {"node": "slurm-controller"}}],
-            "metric_relabel_configs": [{"source_labels": ["__name__"], "regex": "gpufleet_slurm_.*",
-                                        "action": "keep"}]}
+            "metric_relabel_configs": [{"source_labels": ["__name__"],
+                                        "regex": ELASTIC_METRICS if elastic else SLURM_METRICS, "action": "keep"}]}
+
+
+def scrapes_elastic(jobs: list[dict[str, Any]]) -> bool:
+    """Whether the Slurm controller's job keeps the power programs' metrics (then the server loads
+    elastic-alerts.yml too)."""
+    return any(job["job_name"] == SLURM_JOB[0] and any(
+        config.get("regex") == ELASTIC_METRICS for config in job.get("metric_relabel_configs", [])) for job in jobs)
 
 
 def scrape_config_text(jobs: list[dict[str, Any]]) -> str:

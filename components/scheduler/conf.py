@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from gpufleet.cloud_init.config import SlurmNodeConfig
 
 from ..spec.model import MAX_CLUSTER_NODES
+from . import power
 
 if TYPE_CHECKING:
     from ..catalog.selector import Selection
@@ -76,6 +77,11 @@ class SlurmSettings:
     partitions: tuple[Partition, ...] = ()
     """With node groups, one partition per group; empty for a spec without groups, whose one partition
     (`partition`) holds every node."""
+    elastic: tuple[power.ElasticGroup, ...] = ()
+    """Elastic groups (`gpufleet.scheduler.elastic.elastic_settings`): their CLOUD nodes and partitions, and the
+    cluster's power saving; none in `partitions`. Empty: the file is what it was before elastic groups existed."""
+    slurm_release: tuple[int, int] = power.SLURM_23_11
+    """The controller's Slurm (Ubuntu 24.04's 23.11); the power-saving keys differ before 23.02."""
 
     @property
     def slurm_cluster_name(self) -> str:
@@ -116,7 +122,8 @@ def slurm_conf(settings: SlurmSettings) -> str:
         f"SlurmctldHost={settings.controller_host}" + (f"({settings.controller_address})"
                                                          if settings.controller_address else ""),
         # Nodes fetch this file, gres.conf, cgroup.conf and topology.conf from slurmctld.
-        "SlurmctldParameters=enable_configless",
+        "SlurmctldParameters=" + ",".join(("enable_configless",
+                                           *power.slurmctld_parameters(settings.elastic, settings.slurm_release))),
         "AuthType=auth/munge",
         "CredType=cred/munge",
         "SlurmUser=slurm",
@@ -130,7 +137,7 @@ def slurm_conf(settings: SlurmSettings) -> str:
         "SlurmctldLogFile=/var/log/slurm/slurmctld.log",
         "SlurmdLogFile=/var/log/slurm/slurmd.log",
         # Dynamic nodes (`slurmd -Z`) register themselves; this bounds how many may.
-        f"MaxNodeCount={settings.max_nodes}",
+        f"MaxNodeCount={settings.max_nodes + power.cloud_node_count(settings.elastic)}",
         "TreeWidth=65533",
         # A rebooted node comes back under its name and returns to service once slurmd registers healthy.
         "ReturnToService=2",
@@ -154,19 +161,23 @@ def slurm_conf(settings: SlurmSettings) -> str:
         "Waittime=0",
         "AccountingStorageType=accounting_storage/none",
         "JobAcctGatherType=jobacct_gather/cgroup",
+        *power.power_saving_lines(settings.elastic, slurm_release=settings.slurm_release),
+        *(line for group in settings.elastic for line in power.cloud_node_lines(group)),
         *partition_lines(settings),
     ]
     return _file("slurm.conf", lines)
 
 
 def partition_lines(settings: SlurmSettings) -> list[str]:
-    """Every node in the one partition; with node groups, a NodeSet and a partition per group."""
-    if not settings.partitions:
+    """Every node in the one partition; with node groups, a NodeSet and a partition per group; an elastic group's
+    partition carries its own SuspendTime and ResumeTimeout (`power.partition_lines`)."""
+    if not settings.partitions and not settings.elastic:
         return [f"PartitionName={settings.partition} Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"]
-    lines = [f"NodeSet={p.group} Feature={p.group}" for p in settings.partitions]
+    elastic = [power.partition_lines(group) for group in settings.elastic]
+    lines = [f"NodeSet={p.group} Feature={p.group}" for p in settings.partitions] + [pair[0] for pair in elastic]
     lines += [f"PartitionName={p.name} Nodes={p.group} Default={'YES' if p.default else 'NO'} MaxTime=INFINITE "
               "State=UP OverSubscribe=NO" for p in settings.partitions]
-    return lines
+    return lines + [pair[1] for pair in elastic]
 
 
 def cgroup_conf() -> str:
@@ -209,4 +220,4 @@ def slurm_node_config(selection: Selection, cluster_name: str, group: str | None
     settings = slurm_settings(selection, cluster_name)
     fabric = selection.fabric or "tcp"
     return SlurmNodeConfig(node_conf=node_registration(settings, selection.instance.name, fabric, group),
-                           requeue=settings.requeue)
+                           requeue=settings.requeue, cloud_node=selection.spec.nodes_range is not None)

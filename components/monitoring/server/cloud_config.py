@@ -18,7 +18,7 @@ import yaml
 from gpufleet.cloud_init.yaml_entries import yaml_by_entry
 
 from ...spec.monitoring import Monitoring
-from ..scrape import ALERT_RULES, SLURM_ALERT_RULES, scrapes_slurm
+from ..scrape import ALERT_RULES, ELASTIC_ALERT_RULES, SLURM_ALERT_RULES, scrapes_elastic, scrapes_slurm
 from . import paths
 from .alertmanager import alertmanager_args, alertmanager_config
 from .grafana import dashboard_provisioning, datasource_provisioning
@@ -68,6 +68,7 @@ def server_document(monitoring: Monitoring, jobs: list[dict], dashboards: dict[s
         _file(paths.PROMETHEUS_CONFIG, prometheus_config(jobs)),
         _file(paths.ALERT_RULES, ALERT_RULES.read_text()),
         *([_file(paths.SLURM_ALERT_RULES, SLURM_ALERT_RULES.read_text())] if scrapes_slurm(jobs) else []),
+        *([_file(paths.ELASTIC_ALERT_RULES, ELASTIC_ALERT_RULES.read_text())] if scrapes_elastic(jobs) else []),
         _file("/etc/default/prometheus", f'ARGS="{prometheus_args(monitoring.retention_days)}"\n'),
         _file(paths.ALERTMANAGER_CONFIG, alertmanager_config(monitoring.alerts)),
         _file("/etc/default/prometheus-alertmanager", f'ARGS="{alertmanager_args()}"\n'),

@@ -5,6 +5,7 @@ from __future__ import annotations
 PROMETHEUS_CONFIG = "/etc/prometheus/prometheus.yml"
 ALERT_RULES = "/etc/prometheus/gpufleet-alerts.yml"
 SLURM_ALERT_RULES = "/etc/prometheus/gpufleet-slurm-alerts.yml"
+ELASTIC_ALERT_RULES = "/etc/prometheus/gpufleet-elastic-alerts.yml"
 PROMETHEUS_DATA = "/var/lib/prometheus"
 ALERTMANAGER_DATA = "/var/lib/prometheus/alertmanager"
 ALERTMANAGER_CONFIG = "/etc/prometheus/alertmanager.yml"

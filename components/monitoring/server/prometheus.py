@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from ..scrape import _NoAliases, scrapes_slurm
+from ..scrape import _NoAliases, scrapes_elastic, scrapes_slurm
 from . import paths
 
 SCRAPE_INTERVAL = "30s"  # dcgm-exporter collects every 30 s (-c 30000): scraping faster only repeats samples
@@ -20,7 +20,8 @@ SCRAPE_INTERVAL = "30s"  # dcgm-exporter collects every 30 s (-c 30000): scrapin
 def prometheus_config(jobs: list[dict[str, Any]]) -> str:
     config = {
         "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL},
-        "rule_files": [paths.ALERT_RULES, *([paths.SLURM_ALERT_RULES] if scrapes_slurm(jobs) else [])],
+        "rule_files": [paths.ALERT_RULES, *([paths.SLURM_ALERT_RULES] if scrapes_slurm(jobs) else []),
+                       *([paths.ELASTIC_ALERT_RULES] if scrapes_elastic(jobs) else [])],
         "alerting": {"alertmanagers": [{"static_configs": [{"targets": [paths.ALERTMANAGER_LISTEN]}]}]},
         "scrape_configs": [
             {"job_name": "prometheus", "static_configs": [{"targets": [paths.PROMETHEUS_LISTEN]}]},
