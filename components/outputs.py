@@ -21,8 +21,8 @@ def common_outputs(plans: NodeGroupPlans) -> dict[str, Any]:
     default group's type, GPU, fabric and market; the cluster's nodes, GPUs, cost (one row per group and the
     total) and warnings; each group's own in the `node_groups` output."""
     outputs = group_facts(plans.first)
-    if not plans.grouped:
-        return outputs
+    if not plans.grouped and plans.first.spec.nodes_range is None:
+        return outputs  # an elastic one-group cluster's cost is its group row: per node-hour, idle and full
     rows = group_cost_rows(plans)
     return {**outputs, "nodes": plans.nodes,
             "gpus_total": sum(plan.instance.gpus * plan.spec.nodes for plan in plans.groups),

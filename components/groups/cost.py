@@ -58,7 +58,7 @@ def group_cost_rows(plans: NodeGroupPlans) -> list[dict]:
         elastic = elastic_cost(plan)
         count = f"{plan.spec.nodes_range.min}-{plan.spec.nodes_range.max}" if plan.spec.nodes_range else plan.spec.nodes
         note = "" if cost.usd_per_hour is not None else "no public price in the catalog"
-        rows.append({"group": plan.group, "label": f"{plan.group}: {count} x {plan.instance.name}",
+        rows.append({"group": plan.group, "label": f"{plan.group or 'nodes'}: {count} x {plan.instance.name}",
                      "instance_type": plan.instance.name, "nodes": plan.spec.nodes, "market": cost.market,
                      "chosen": True, "on_demand_nodes": cost.on_demand_nodes, "spot_nodes": cost.spot_nodes,
                      "usd_per_hour": cost.usd_per_hour, "usd_per_month": cost.usd_per_month, "savings_pct": None,

@@ -109,3 +109,28 @@ def reservation_only_not_standard(resource: Resource, config: dict) -> Iterable[
         yield Finding(f"{machine} is not sold on demand: a STANDARD VM of it never gets capacity",
                       "use provisioningModel SPOT, or RESERVATION_BOUND with a reservationAffinity naming the "
                       "future reservation")
+
+
+PROJECT_MEMBER = "gcp:projects/iAMMember:IAMMember"
+CUSTOM_ROLE = "gcp:projects/iAMCustomRole:IAMCustomRole"
+INSTANCE_ADMIN_ROLES = frozenset({"roles/compute.admin", "roles/compute.instanceAdmin", "roles/compute.instanceAdmin.v1"})
+INSTANCE_WRITE = frozenset({"compute.instances.create", "compute.instances.delete"})
+
+
+def instance_writers_scoped(resources: list[Resource], config: dict):
+    """Who may create or delete instances project-wide (the Slurm controller's power programs) is held to named
+    instances: a custom role with instances.create or delete is granted only under a `resource.name` condition, and
+    Compute Engine's admin roles never project-wide."""
+    writers = {str(r.props.get("roleId")) for r in resources if r.type == CUSTOM_ROLE
+               and INSTANCE_WRITE & set(as_list(r.props.get("permissions")))}
+    for member in (r for r in resources if r.type == PROJECT_MEMBER):
+        role = str(member.props.get("role") or "")
+        expression = str((member.props.get("condition") or {}).get("expression") or "")
+        if role in INSTANCE_ADMIN_ROLES:
+            yield member, Finding(f"{role} granted on the project: every instance in it may be created or deleted",
+                                  "grant a custom role under a resource.name condition naming the cluster's "
+                                  "instances")
+        elif role.rsplit("/", 1)[-1] in writers and "resource.name" not in expression:
+            yield member, Finding(f"{role} creates or deletes instances and is granted without a resource.name "
+                                  "condition", "add a condition naming only the cluster's instances, disks and "
+                                  "templates (gpufleet's elastic groups do)")

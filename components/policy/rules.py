@@ -37,6 +37,8 @@ RULES: tuple[Rule, ...] = (
          MANDATORY, stack_check=gcp.compact_without_restart),
     Rule("gcp-no-firewall-on-roce", "no firewall rules on RoCE networks", MANDATORY,
          stack_check=gcp.no_firewall_on_roce),
+    Rule("gcp-instance-writers-scoped", "instances.create/delete are granted only on named instances (an IAM "
+         "condition), never project-wide", MANDATORY, stack_check=gcp.instance_writers_scoped),
     Rule("gcp-no-open-ssh", "no 0.0.0.0/0 or ::/0 ingress on SSH or RDP", MANDATORY, check=gcp.no_open_ssh),
     Rule("gcp-gpu-shielded-vm", "GPU VMs are Shielded VMs (vTPM, integrity monitoring)", MANDATORY,
          check=gcp.shielded_vm),
