@@ -111,6 +111,10 @@ def _gcp_open_ssh(d):
 def _not_shielded(d): _first(d, TEMPLATE).pop("shieldedInstanceConfig")
 
 
+def _project_instance_admin(d):
+    _first(d, "gcp:projects/iAMMember:IAMMember").update(role="roles/compute.instanceAdmin.v1", condition=None)
+
+
 def _on_demand_fleet(d):
     mixed = _first(d, ASG)["mixedInstancesPolicy"]
     mixed["instancesDistribution"]["onDemandPercentageAboveBaseCapacity"] = 100
@@ -150,6 +154,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("gcp-no-firewall-on-roce", "gcp-train", _roce_firewall),
     ("gcp-no-open-ssh", "gcp-train", _gcp_open_ssh),
     ("gcp-gpu-shielded-vm", "gcp-dev", _not_shielded),
+    ("gcp-instance-writers-scoped", "gcp-train", _project_instance_admin),
     ("gcp-reservation-only-machine-not-standard", "gcp-dev", _a4_on_demand),
     ("cost-on-demand-multi-node", "aws-train", _on_demand_fleet),
     ("cost-dev-stack-without-spot", "aws-dev", _dev_bigger),
