@@ -104,7 +104,10 @@ class SlurmController(pulumi.ComponentResource):
             f"{role}-controller", "slurm-controller", "slurm-boot-disk", self.instance_name, spec.zone, self._project,
             spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, self._state.id,
             STATE_DEVICE_NAME, self._subnet_id, self.account_email, user_data, self._label, self._describe,
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._depends)),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._depends, **(
+                # cloud-init runs once: a new power config (a replaced template, another `max`) needs a new VM; the
+                # state disk and the reserved address stay, so the queue survives (the name and disk: delete first)
+                {"replace_on_changes": ["metadata"], "delete_before_replace": True} if power is not None else {}))),
             network_ip=self.address)
         self.outputs = {
             "slurm_controller_address": self.address,
