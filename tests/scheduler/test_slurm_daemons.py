@@ -17,6 +17,7 @@ import pytest
 
 from gpufleet.boot import boot_config
 from gpufleet.cloud_init.env import render_job_env
+from gpufleet.cloud_init.parts import for_node
 from gpufleet.cloud_init.slurm_controller import METRICS_SCRIPT
 from gpufleet.pipeline import plan_cluster
 from gpufleet.plan.stackfile import apply_overrides, read_stack_config
@@ -92,7 +93,11 @@ def loopback(tmp_path_factory):
     jobs = " ".join(str(p) for p in sorted(JOBS.glob("*.sbatch")))
     # Ports of this fixture's own: xdist may start the fixture in two workers at once (worksteal splits modules).
     ctld_port, slurmd_port = free_ports(2)
-    env = dict(os.environ, DRAIN_SCRIPT=str(FILES / "usr/local/lib/gpufleet/slurm/drain"), GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
+    # The drain a fixed (not elastic) node ships: its `# only: elastic` section powers a CLOUD node down instead.
+    drain = work / "drain"
+    drain.write_text(for_node((FILES / "usr/local/lib/gpufleet/slurm/drain").read_text(), {"aws"}))
+    drain.chmod(0o755)
+    env = dict(os.environ, DRAIN_SCRIPT=str(drain), GPUS=str(settings.gpus_per_node), JOB_SCRIPTS=jobs,
                NODE_CONF=f"Gres=gpu:{settings.gpus_per_node} Feature=loopback", CTLD_PORT=str(ctld_port),
                SLURMD_PORT=str(slurmd_port), METRICS_SCRIPT=str(METRICS_SCRIPT))
     done = subprocess.run(["unshare", "-m", "bash", str(HERE / "loopback.sh"), str(work)], capture_output=True,
