@@ -104,10 +104,8 @@ class SlurmController(pulumi.ComponentResource):
             f"{role}-controller", "slurm-controller", "slurm-boot-disk", self.instance_name, spec.zone, self._project,
             spec.scheduler.slurm.controller_instance_type or DEFAULT_MACHINE_TYPE, ROOT_DISK_GB, self._state.id,
             STATE_DEVICE_NAME, self._subnet_id, self.account_email, user_data, self._label, self._describe,
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._depends, **(
-                # cloud-init runs once: a new power config (a replaced template, another `max`) needs a new VM; the
-                # state disk and the reserved address stay, so the queue survives (the name and disk: delete first)
-                {"replace_on_changes": ["metadata"], "delete_before_replace": True} if power is not None else {}))),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._depends)
+                                         if power is None else replace_on_new_user_data(self._depends)),
             network_ip=self.address)
         self.outputs = {
             "slurm_controller_address": self.address,
@@ -115,6 +113,12 @@ class SlurmController(pulumi.ComponentResource):
                                                 " --tunnel-through-iap  # then: sinfo; squeue"),
         }
         self.register_outputs({"address": self.address, "instance": server.name})
+
+
+def replace_on_new_user_data(depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
+    """cloud-init runs once: a new power config (a replaced template, another `max`) needs a new VM. The state disk
+    and the reserved address stay, so the queue survives; the fixed name and the state disk mean delete first."""
+    return pulumi.ResourceOptions(depends_on=depends_on, replace_on_changes=["metadata"], delete_before_replace=True)
 
 
 def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_name: str, metrics: bool = False,

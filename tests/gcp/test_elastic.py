@@ -15,6 +15,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
+import pulumi
 import pytest
 
 from gpufleet.cloud_init.power.config import CLUSTER_KEY, GCP_PREFIX_KEY, load_power_config
@@ -240,3 +241,32 @@ def test_slurmctld_runs_the_rendered_elastic_configuration(tmp_path):
     nodes = [line.split() for line in done.stdout.split("== sinfo\n")[1].splitlines() if line.strip()]
     assert nodes == [[f"{prefix}{index}", "idle~", "gpu*"] for index in range(1, 5)]
     assert "cloud_reg_addrs" in done.stdout and "SuspendExcNodes" in done.stdout
+
+
+def _controller_options(raw: dict) -> pulumi.ResourceOptions:
+    """The Slurm controller VM's resource options, seen by a stack transformation while `__main__.py` runs."""
+    import runpy
+
+    from gpufleet.plan.project import find_project
+    from gpufleet.plan.runner import run_program
+
+    seen: dict[str, pulumi.ResourceOptions] = {}
+
+    def record(args: pulumi.ResourceTransformationArgs):
+        if args.name == "gpufleet-slurm-controller":
+            seen["options"] = args.opts
+        return None
+
+    def program() -> None:
+        pulumi.runtime.register_stack_transformation(record)
+        runpy.run_path(str(find_project().program), run_name="__main__")
+
+    run_program("test", {"gpufleet:cluster": raw}, program=program)
+    return seen["options"]
+
+
+def test_an_elastic_controller_is_replaced_when_its_user_data_changes_and_a_fixed_one_is_not():
+    elastic = _controller_options(SPEC)
+    assert (elastic.replace_on_changes, elastic.delete_before_replace) == (["metadata"], True)
+    fixed = _controller_options({**SPEC, "nodes": 2, "fallback_zones": []})
+    assert not fixed.replace_on_changes and not fixed.delete_before_replace
