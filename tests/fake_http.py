@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -35,3 +38,29 @@ class LoopbackServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+JsonResponder = Callable[[str, str, dict, Any], tuple[int, dict, Any]]
+"""(method, path, request headers, JSON body or None) -> (status, extra response headers, JSON answer)."""
+
+
+def json_api_server(respond: JsonResponder, methods: tuple[str, ...]) -> LoopbackServer:
+    """A loopback JSON API (the Compute Engine and Azure Resource Manager fakes): each request in `methods` goes to
+    `respond`, its answer written back as `application/json` with the headers it adds."""
+
+    def answer(handler: QuietHandler, method: str) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = json.loads(handler.rfile.read(length)) if length else None
+        code, headers, reply = respond(method, handler.path, dict(handler.headers), body)
+        data = json.dumps(reply).encode()
+        handler.send_response(code)
+        for key, value in {"Content-Type": "application/json", **headers}.items():
+            handler.send_header(key, value)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def handles(method: str) -> Callable[[QuietHandler], None]:
+        return lambda handler: answer(handler, method)
+
+    return LoopbackServer(type("JsonApiHandler", (QuietHandler,), {f"do_{m}": handles(m) for m in methods}))

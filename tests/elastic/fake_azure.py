@@ -20,12 +20,11 @@ UNVERIFIED: whether a real failed allocation leaves Failed instances or none; th
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
-from ..fake_http import LoopbackServer, QuietHandler
+from ..fake_http import LoopbackServer, json_api_server
 
 TOKEN = "eyJ0eXAiOiJKV1QifQ.fake-managed-identity"
 MESSAGES = {
@@ -59,34 +58,7 @@ class FakeAzure:
         self.base = ""
 
     def server(self) -> LoopbackServer:
-        fake = self
-
-        class Handler(QuietHandler):
-            def _answer(self, method: str):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                code, headers, answer = fake.respond(method, self.path, dict(self.headers), body)
-                data = json.dumps(answer).encode()
-                self.send_response(code)
-                for key, value in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._answer("GET")
-
-            def do_PATCH(self):
-                self._answer("PATCH")
-
-            def do_PUT(self):
-                self._answer("PUT")
-
-            def do_POST(self):
-                self._answer("POST")
-
-        server = LoopbackServer(Handler)
+        server = json_api_server(self.respond, ("GET", "PATCH", "PUT", "POST"))
         self.base = server.url
         return server
 

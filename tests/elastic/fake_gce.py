@@ -20,12 +20,11 @@ gives the first refused instance's.
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 from collections.abc import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..fake_http import LoopbackServer, QuietHandler
+from ..fake_http import LoopbackServer, json_api_server
 
 TOKEN = "ya29.fake-controller-token"
 MESSAGES = {
@@ -60,30 +59,11 @@ class FakeGce:
         self.base = ""
 
     def server(self) -> LoopbackServer:
-        fake = self
+        def respond(method: str, path: str, headers: dict, body: dict | None) -> tuple[int, dict, dict]:
+            code, answer = self.respond(method, path, headers, body)
+            return code, {}, answer  # Compute Engine's answers add no headers
 
-        class Handler(QuietHandler):
-            def _answer(self, method: str):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                code, answer = fake.respond(method, self.path, dict(self.headers), body)
-                data = json.dumps(answer).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._answer("GET")
-
-            def do_POST(self):
-                self._answer("POST")
-
-            def do_DELETE(self):
-                self._answer("DELETE")
-
-        server = LoopbackServer(Handler)
+        server = json_api_server(respond, ("GET", "POST", "DELETE"))
         self.base = server.url
         return server
 

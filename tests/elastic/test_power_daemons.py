@@ -38,8 +38,7 @@ from gpufleet.scheduler.power import (
     slurmctld_parameters,
 )
 
-from ..scheduler.test_slurm_daemons import SLURM_HINT, free_ports, sections
-from ..validators import require_tool
+from ..scheduler.test_slurm_daemons import free_ports, require_slurm_on_loopback, sections
 from .fake_gce import FakeGce
 
 SCRIPT_TIMEOUT_S = 360  # about 90 s on a quiet 2-core host; the waits in power_loopback.sh add up to less
@@ -102,10 +101,7 @@ def rendered_slurm_conf(work: Path, settings: SlurmSettings) -> str:
 
 @pytest.fixture(scope="module")
 def loopback(tmp_path_factory):
-    for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "sbatch", "munged"):
-        require_tool(tool, SLURM_HINT)
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        pytest.skip("needs root and unshare(1) (a private mount namespace for munged's socket)")
+    require_slurm_on_loopback("slurmctld", "slurmd", "scontrol", "sinfo", "sbatch", "munged")
     work = tmp_path_factory.mktemp("power")
     for folder in ("spawn", "kill"):
         (work / folder).mkdir()

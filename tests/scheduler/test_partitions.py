@@ -6,7 +6,6 @@ the other, in a private mount namespace (tests/scheduler/partitions.sh), about 1
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,8 +16,7 @@ from gpufleet.pipeline import plan_node_groups
 from gpufleet.scheduler.conf import controller_files, controller_settings
 from gpufleet.spec import parse_cluster_spec
 
-from ..validators import require_tool
-from .test_slurm_daemons import SLURM_HINT, free_ports, sections
+from .test_slurm_daemons import free_ports, require_slurm_on_loopback, sections
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
@@ -31,10 +29,7 @@ SPEC = {"cloud": "aws", "region": "us-east-2", "zone": "use2-az2", "accelerator"
 
 @pytest.fixture(scope="module")
 def partitions(tmp_path_factory):
-    for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "munged"):
-        require_tool(tool, SLURM_HINT)
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        pytest.skip("needs root and unshare(1) (a private mount namespace for munged's socket)")
+    require_slurm_on_loopback("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "munged")
     plans = plan_node_groups(parse_cluster_spec(SPEC))
     work = tmp_path_factory.mktemp("partitions")
     settings = controller_settings(plans, plans.first.cluster_name)

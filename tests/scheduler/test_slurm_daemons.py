@@ -51,6 +51,15 @@ def sections(output: str) -> dict[str, str]:
     return found
 
 
+def require_slurm_on_loopback(*tools: str) -> None:
+    """Skips (fails in CI, through require_tool) unless Debian's Slurm tools are here, and unless this is root with
+    unshare(1): munged's socket lives in a private mount namespace."""
+    for tool in tools:
+        require_tool(tool, SLURM_HINT)
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) (a private mount namespace for munged's socket)")
+
+
 def free_ports(count: int) -> list[int]:
     """Ports on 127.0.0.1 that nothing listens on now, all held open until every one is chosen (so they differ)."""
     with contextlib.ExitStack() as held:
@@ -62,10 +71,7 @@ def free_ports(count: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def loopback(tmp_path_factory):
-    for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "munged"):
-        require_tool(tool, SLURM_HINT)
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        pytest.skip("needs root and unshare(1) (a private mount namespace for munged's socket)")
+    require_slurm_on_loopback("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "munged")
     plan = slurm_plan()
     work = tmp_path_factory.mktemp("slurm")
     settings = slurm_settings(plan, plan.cluster_name)
