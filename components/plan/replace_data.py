@@ -71,6 +71,18 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
     "gcp:compute/disk:Disk": _facts(
         "image name project snapshot type zone", f"{TF_GOOGLE} mmv1/products/compute/Disk.yaml",
         "size grows in place; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:compute/address:Address": _facts(
+        "address addressType name network networkTier prefixLength project purpose region subnetwork",
+        f"{TF_GOOGLE} mmv1/products/compute/Address.yaml",
+        "labels are set in place; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:secretmanager/secret:Secret": _facts(
+        "project replication secretId", f"{TF_GOOGLE} mmv1/products/secretmanager/Secret.yaml",
+        "read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:secretmanager/secretVersion:SecretVersion": _facts(
+        "secret secretData", f"{TF_GOOGLE} mmv1/products/secretmanager/SecretVersion.yaml",
+        "a new value is a new version; read from memory of the provider source, not re-read here (UNVERIFIED)"),
+    "gcp:secretmanager/secretIamMember:SecretIamMember": _facts(
+        ALL, f"{TF_GOOGLE} mmv1/products/secretmanager/Secret.yaml iam_policy (IAM members: all fields ForceNew)"),
     "gcp:compute/instance:Instance": _facts(
         "bootDisk metadataStartupScript name project scratchDisks zone",
         f"{TF_GOOGLE} google/services/compute/resource_compute_instance.go", "read from memory of the provider source, not re-read here (UNVERIFIED)"),
@@ -224,6 +236,9 @@ REPLACE_ON_CHANGES: dict[str, ReplaceFacts] = {
         "project roleId", f"{TF_GOOGLE} google/services/resourcemanager/resource_google_project_iam_custom_role.go"),
     "gcp:projects/iAMMember:IAMMember": _facts(
         ALL, f"{TF_GOOGLE} google/services/resourcemanager/iam_member (all fields ForceNew)"),
+    "gcp:serviceaccount/iAMMember:IAMMember": _facts(
+        ALL, f"{TF_GOOGLE} google/services/resourcemanager/iam_service_account.go with tpgiamresource's "
+        "ResourceIamMember (all fields ForceNew)"),
     # Azure (azure-native replaceOnChanges)
     "azure-native:resources:ResourceGroup": _facts("location resourceGroupName", AZURE_NATIVE),
     "azure-native:network:VirtualNetwork": _facts("location resourceGroupName virtualNetworkName", AZURE_NATIVE),

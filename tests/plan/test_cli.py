@@ -108,8 +108,13 @@ def test_every_shipped_stack_plans(stack):
         assert [row["group"] for row in cost] == [*sorted(outputs["node_groups"]), None]
         assert cost[-1]["usd_per_hour"] == pytest.approx(sum(row["usd_per_hour"] for row in cost[:-1]), abs=0.02)
         cost = outputs["node_groups"][sorted(outputs["node_groups"])[0]]["cost"]
-    assert [row["market"] for row in cost] == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
-    assert sum(row["chosen"] for row in cost) == 1
+    if "idle_usd_per_hour" in cost[0]:  # an elastic group: its market's row (per node-hour, idle, full), the total
+        assert [row["label"] for row in cost][-1] == "total" and cost[0]["chosen"]
+        assert cost[0]["full_usd_per_hour"] == pytest.approx(cost[0]["usd_per_node_hour"] * cost[0]["nodes"])
+        assert cost[0]["note"].startswith("idle: $")
+    else:
+        assert [row["market"] for row in cost] == ["on-demand", "spot", "mixed", "reserved-1y", "reserved-3y"]
+        assert sum(row["chosen"] for row in cost) == 1
     assert f"catalog prices for {outputs['cloud']} ({outputs['instance_type']} in " in err
     assert "days old" in err or "from an undated snapshot (age unknown)" in err
 

@@ -18,8 +18,8 @@ def test_scheduler_none_plans_byte_identically_to_no_scheduler(stack):
                                                                      sort_keys=True)
 
 
-def test_the_team_stack_is_the_one_shipped_with_slurm():
-    assert sorted(set(STACKS) - set(WITHOUT_SLURM)) == ["aws-team"]
+def test_the_team_and_burst_stacks_are_the_ones_shipped_with_slurm():
+    assert sorted(set(STACKS) - set(WITHOUT_SLURM)) == ["aws-team", "gcp-burst"]
 
 
 @pytest.mark.parametrize("stack", WITHOUT_SLURM)
