@@ -34,7 +34,7 @@ from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import raise_if
-from .elastic import PowerGrant, elastic_gcp_problems, grant_power_permissions, power_config
+from .elastic import PowerGrant, elastic_gcp_problems, elastic_zones, grant_power_permissions, power_config, zones
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .firewall_rule import FirewallRule
 from .identity import build_identity
@@ -192,7 +192,7 @@ class GcpGpuCluster(GpuClusterOutputs):
             **{key: value for key, value in fleet_outputs(spec.zone, first).items() if key != "instance_template_id"},
             "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
                 gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec),
-                         grouped=plans.grouped))),
+                         grouped=plans.grouped, fallback_zones=elastic_zones(plans)))),
             **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
             **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, plans, plan.monitoring, project, networks.vpcs["net"].id,
@@ -227,4 +227,4 @@ def fleet_outputs(zone: str, fleet: GcpNodeGroup) -> dict:
         return {"instance_template_id": fleet.template.id, "fleet_name": fleet.group.name,
                 **access_outputs(zone, fleet.group.name, fleet.plan.instance.gpus)}
     return {"instance_template_id": fleet.template.id, "fleet_name": None,
-            **elastic_access_outputs(zone, fleet.node_prefix, fleet.plan.instance.gpus)}
+            **elastic_access_outputs(zones(fleet.plan), fleet.node_prefix, fleet.plan.instance.gpus)}

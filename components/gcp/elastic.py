@@ -38,6 +38,7 @@ from gpufleet.cloud_init.power.config import (
     PowerGroup,
 )
 
+from ..groups.plans import NodeGroupPlans
 from ..pipeline import ClusterPlan
 from ..scheduler.elastic import node_prefix
 from ..spec.errors import Problem
@@ -96,6 +97,12 @@ def elastic_gcp_problems(plans: Sequence[ClusterPlan], base_name: str) -> list[P
 def zones(plan: ClusterPlan) -> list[str]:
     """The zones a resume tries, in order: the group's, then its fallback zones."""
     return list(dict.fromkeys([plan.spec.zone, *plan.spec.fallback_zones]))
+
+
+def elastic_zones(plans: NodeGroupPlans) -> list[str]:
+    """The zones other than the cluster's that elastic groups' nodes may run in (monitoring discovers each)."""
+    return list(dict.fromkeys(zone for plan in plans.groups if plan.spec.nodes_range is not None
+                              for zone in plan.spec.fallback_zones))
 
 
 def power_group(plan: ClusterPlan, prefix: str, template: str) -> PowerGroup:

@@ -270,3 +270,29 @@ def test_an_elastic_controller_is_replaced_when_its_user_data_changes_and_a_fixe
     assert (elastic.replace_on_changes, elastic.delete_before_replace) == (["metadata"], True)
     fixed = _controller_options({**SPEC, "nodes": 2, "fallback_zones": []})
     assert not fixed.replace_on_changes and not fixed.delete_before_replace
+
+
+def test_nodes_in_every_zone_a_resume_tries_are_scraped_listed_and_reached(tmp_path):
+    """A node started in a fallback zone is discovered by the monitoring server, listed by `list_nodes` and reached
+    by `connect`: the commands run in bash against a stand-in gcloud that answers one node in us-central1-a."""
+    user_data = named(doc(SPEC))["gpufleet-monitoring-server"]["inputs"]["metadata"]["user-data"]
+    files = {f["path"]: f["content"] for f in read_yaml(user_data)["write_files"]}
+    prometheus = read_yaml(files["/etc/prometheus/prometheus.yml"])
+    discovered = {job["job_name"]: [sd["zone"] for sd in job["gce_sd_configs"]]
+                  for job in prometheus["scrape_configs"] if "gce_sd_configs" in job}
+    assert discovered == {"gpufleet-dcgm": ["us-central1-b", "us-central1-a"],
+                          "gpufleet-node": ["us-central1-b", "us-central1-a"]}
+    outputs = doc(SPEC)["outputs"]
+    gcloud = tmp_path / "gcloud"
+    gcloud.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls"\n'
+                      'case "$*" in *"value(name,zone.basename())"*) echo "node-1 us-central1-a";; '
+                      '*networkIP*) echo 10.0.0.7;; esac\n')
+    gcloud.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    listed = subprocess.run(["bash", "-c", outputs["list_nodes"]], env=env, capture_output=True, text=True,
+                            timeout=30)
+    assert listed.stdout == "10.0.0.7\n", listed.stderr
+    subprocess.run(["bash", "-c", outputs["connect"]], env=env, check=True, timeout=30)
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert all("--zones us-central1-b,us-central1-a " in call for call in calls[:2])
+    assert calls[-1] == "compute ssh --tunnel-through-iap node-1 --zone us-central1-a"
