@@ -35,8 +35,8 @@ from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import raise_if
-from .identity import build_instance_profile, grid_driver_location
 from .elastic import ElasticTemplate, elastic_aws_problems, grant_power_permissions, power_config, power_group_name
+from .identity import build_instance_profile, grid_driver_location
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
 from .node_group import AwsNodeGroup, ClusterShared, build_node_group

@@ -42,8 +42,15 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.cloud_init.power.config import CLUSTER_KEY, NODE_NAME_KEY, AwsApi, AwsGroup, AwsTarget, PowerConfig, \
-    PowerGroup
+from gpufleet.cloud_init.power.config import (
+    CLUSTER_KEY,
+    NODE_NAME_KEY,
+    AwsApi,
+    AwsGroup,
+    AwsTarget,
+    PowerConfig,
+    PowerGroup,
+)
 
 from ..boot import user_data_for
 from ..catalog.loader import Catalog, load_catalog
