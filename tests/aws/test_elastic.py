@@ -254,3 +254,12 @@ def test_the_plans_power_config_launches_and_names_a_node_against_moto(tmp_path)
         assert tags[CLUSTER_KEY] == planned.cluster_id and tags[NODE_NAME_KEY] == "gpufleet-nodes-2"
     finally:
         server.stop()
+
+
+def test_a_fixed_cluster_keeps_its_auto_scaling_group_and_a_controller_without_power():
+    fixed = {**SPEC, "nodes": 2}
+    resources = named(doc(fixed))
+    assert [r["name"] for r in resources.values() if r["type"] == ASG] == ["gpufleet-nodes"]
+    assert POWER_POLICY not in resources
+    files = user_data(fixed, "gpufleet-slurm-controller")
+    assert "/etc/gpufleet-slurm/power.json" not in files and "State=CLOUD" not in files["/etc/slurm/slurm.conf"]
