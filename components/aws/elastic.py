@@ -81,7 +81,7 @@ def elastic_aws_problems(plans: Sequence[ClusterPlan], catalog: Catalog | None =
         if spec.fallback_zones:
             problems.append(Problem(f"{where}fallback_zones", list(spec.fallback_zones),
                                     "AWS elastic groups launch into the cluster's one private subnet, in `zone`, in "
-                                    "this release: drop `fallback_zones` (fallback_types are tried in that zone)"))
+                                    "this release: drop `fallback_zones`"))
         if spec.market.type not in MARKETS:
             problems.append(Problem(f"{where}market.type", spec.market.type,
                                     "an AWS elastic group launches each resume at one market: expected spot or "

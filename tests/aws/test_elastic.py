@@ -7,8 +7,13 @@ giving the same bytes, and the plan's power config run by the real power program
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import os
+import shutil
+import subprocess
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +26,8 @@ from tests.yaml_reader import read_yaml
 from ..cloud_init.stack_configs import plan_cloud_configs
 from ..cloud_init.test_boot_order import assert_no_ordering_cycle, machine
 from ..plan.test_required_inputs import problems_of
-from ..validators import cloud_config_problems
+from ..scheduler.test_slurm_daemons import SLURM_HINT
+from ..validators import cloud_config_problems, require_tool
 
 SPEC = {"cloud": "aws", "region": "us-east-2", "zone": "us-east-2b",
         "accelerator": {"instance_type": "g6.12xlarge"}, "scheduler": {"kind": "slurm"}, "market": "spot",
@@ -263,3 +269,34 @@ def test_a_fixed_cluster_keeps_its_auto_scaling_group_and_a_controller_without_p
     assert POWER_POLICY not in resources
     files = user_data(fixed, "gpufleet-slurm-controller")
     assert "/etc/gpufleet-slurm/power.json" not in files and "State=CLOUD" not in files["/etc/slurm/slurm.conf"]
+
+
+@pytest.mark.slow
+def test_slurmctld_runs_the_rendered_elastic_configuration(tmp_path):
+    """The plan's slurm.conf, rendered for Debian's 22.05, run by slurmctld: the CLOUD nodes exist, powered down, in
+    their partition (GCP's test runs the same script: tests/gcp/elastic_conf.sh)."""
+    for tool in ("slurmctld", "scontrol", "sinfo", "munged"):
+        require_tool(tool, SLURM_HINT)
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) (a private mount namespace for munged's socket)")
+    from gpufleet.pipeline import plan_node_groups
+    from gpufleet.scheduler.conf import cgroup_conf, gres_conf, slurm_conf
+    from gpufleet.scheduler.elastic import elastic_settings
+    from gpufleet.spec import parse_cluster_spec
+
+    conf = user_data(SPEC, "gpufleet-slurm-controller")["/etc/slurm/slurm.conf"]
+    plans = plan_node_groups(parse_cluster_spec(SPEC), name="gpufleet")
+    settings = elastic_settings(plans, "gpufleet", "10.0.0.10")
+    assert slurm_conf(settings) == conf  # what the plan ships is this rendering; Debian's Slurm needs 22.05's keys
+    debian = dataclasses.replace(settings, slurm_release=(22, 5))
+    (tmp_path / "slurm.conf").write_text(slurm_conf(debian).replace("/usr/local/sbin/gpufleet-slurm-", "/bin/true #"))
+    (tmp_path / "cgroup.conf").write_text(cgroup_conf())
+    (tmp_path / "gres.conf").write_text(gres_conf(debian))
+    script = Path(__file__).parent.parent / "gcp" / "elastic_conf.sh"
+    done = subprocess.run(["unshare", "-m", "bash", str(script), str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, GPUS="4"))
+    log = tmp_path / "log" / "slurmctld.log"
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{log.read_text()[-3000:] if log.exists() else ''}"
+    nodes = [line.split() for line in done.stdout.split("== sinfo\n")[1].splitlines() if line.strip()]
+    assert nodes == [[f"gpufleet-nodes-{index}", "idle~", "gpu*"] for index in range(1, 5)]
+    assert "SuspendExcNodes" in done.stdout
