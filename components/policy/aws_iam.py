@@ -36,9 +36,16 @@ def _document(resource: Resource) -> dict | None:
     return document if isinstance(document, dict) else None
 
 
-def _grants(statement: dict, action: str) -> bool:
+def _matches(action: str, patterns: Any) -> bool:
     return any(isinstance(pattern, str) and fnmatchcase(action.lower(), pattern.lower())
-               for pattern in as_list(statement.get("Action")))
+               for pattern in as_list(patterns))
+
+
+def _grants(statement: dict, action: str) -> bool:
+    """`Action` naming it (or a wildcard over it), or `NotAction` leaving it out."""
+    if "NotAction" in statement:
+        return not _matches(action, statement["NotAction"])
+    return _matches(action, statement.get("Action"))
 
 
 def _condition_keys(statement: dict) -> list[str]:

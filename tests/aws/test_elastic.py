@@ -300,3 +300,23 @@ def test_slurmctld_runs_the_rendered_elastic_configuration(tmp_path):
     nodes = [line.split() for line in done.stdout.split("== sinfo\n")[1].splitlines() if line.strip()]
     assert nodes == [[f"gpufleet-nodes-{index}", "idle~", "gpu*"] for index in range(1, 5)]
     assert "SuspendExcNodes" in done.stdout
+
+
+@pytest.mark.parametrize(("statement", "caught"), [
+    ({"Effect": "Allow", "Action": "ec2:*", "Resource": "*"}, True),
+    ({"Effect": "Allow", "NotAction": ["iam:*"], "Resource": "*"}, True),
+    ({"Effect": "Allow", "Action": "ec2:Terminate*", "Resource": "*",
+      "Condition": {"StringEquals": {"ec2:ResourceTag/gpufleet-cluster": "abc123"}}}, False),
+    ({"Effect": "Allow", "Action": "ec2:CreateFleet", "Resource": "arn:aws:ec2:us-east-2:1:launch-template/*"}, True),
+    ({"Effect": "Allow", "Action": "ec2:CreateFleet", "Resource": "arn:aws:ec2:us-east-2:1:launch-template/lt-1"},
+     False),
+    ({"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::1:role/gpufleet-*"}, True),
+    ({"Effect": "Deny", "Action": "ec2:*", "Resource": "*"}, False),
+    ({"Effect": "Allow", "Action": ["s3:GetObject", "ec2:DescribeInstances"], "Resource": "*"}, False),
+])
+def test_the_rule_reads_wildcards_not_actions_and_conditions(statement, caught):
+    from gpufleet.policy.aws_iam import instance_writers_scoped
+    from gpufleet.policy.model import Resource
+
+    policy = Resource("aws:iam/rolePolicy:RolePolicy", {"policy": json.dumps({"Statement": [statement]})})
+    assert bool(list(instance_writers_scoped(policy, {}))) is caught
