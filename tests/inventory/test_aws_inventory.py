@@ -4,7 +4,8 @@ propagated, `aws:autoscaling:groupName` set by the group), its monitoring server
 as components/aws/slurm_controller.py declares it) come back in their groups with the Session Manager connection set; other clusters' instances, the same stack name in another project, untagged and stopped
 instances do not. A stack with two node groups (tests/inventory/grouped_stacks.py), whose Auto Scaling groups carry
 the tags its plan declares, lists every group's nodes in `gpu_nodes` and each group's in `node_group_<group>`, with
-the group's name, type and fabric; another cluster's group of the same name stays out."""
+the group's name, type and fabric; another cluster's group of the same name stays out. With one group elastic (no
+Auto Scaling group), the instances its power programs launched and named are that group's nodes."""
 
 from __future__ import annotations
 
