@@ -180,7 +180,6 @@ class AwsGpuCluster(GpuClusterOutputs):
                                       (self.slurm.group_id, self.slurm.address) if self.slurm else None),
         }
 
-
     def _start_elastic(self, name: str, region: str, subnet_id: pulumi.Input[str], metrics: bool,
                        child: pulumi.ResourceOptions) -> None:
         """The controller of a cluster with elastic groups: its power config names each group's launch template,
