@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import aws, azure, cost, gcp
+from . import aws, aws_iam, azure, cost, gcp
 from .model import ADVISORY, MANDATORY, Rule
 
 RULES: tuple[Rule, ...] = (
@@ -21,6 +21,9 @@ RULES: tuple[Rule, ...] = (
          "Capacity Block or capacity reservation", MANDATORY, check=aws.pg_with_reservation),
     Rule("aws-s3-bucket-private", "S3 buckets block every kind of public access", MANDATORY,
          stack_check=aws.private_buckets),
+    Rule("aws-instance-writers-scoped", "instances are launched only from named launch templates, tagged on "
+         "create, terminated only by the cluster's tag; roles passed by ARN", MANDATORY,
+         check=aws_iam.instance_writers_scoped),
     Rule("azure-ib-single-placement-group", "InfiniBand scale sets use singlePlacementGroup: true and at most 100 "
          "instances", MANDATORY, check=azure.ib_single_placement_group),
     Rule("azure-ib-no-172-16-overlap", "no VNet or subnet overlapping 172.16.0.0/16 with InfiniBand sizes",

@@ -115,6 +115,15 @@ def _project_instance_admin(d):
     _first(d, "gcp:projects/iAMMember:IAMMember").update(role="roles/compute.instanceAdmin.v1", condition=None)
 
 
+def _unscoped_terminate(d):
+    """A role policy that terminates any instance and launches from any template (what a hand-written power
+    program's policy often grants)."""
+    import json
+
+    _first(d, "aws:iam/rolePolicy:RolePolicy")["policy"] = json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:TerminateInstances"], "Resource": "*"}]})
+
+
 def _on_demand_fleet(d):
     mixed = _first(d, ASG)["mixedInstancesPolicy"]
     mixed["instancesDistribution"]["onDemandPercentageAboveBaseCapacity"] = 100
@@ -143,6 +152,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("aws-no-placement-group-with-reservation", "aws-train", _lt_pg_with_odcr),
     ("aws-s3-bucket-private", "aws-train", _bucket_without_block),
     ("aws-s3-bucket-private", "aws-train", _bucket_block_half_off),
+    ("aws-instance-writers-scoped", "aws-train", _unscoped_terminate),
     ("azure-ib-single-placement-group", "azure-train", _ib_multi_pg),
     ("azure-ib-single-placement-group", "azure-train", _ib_too_big),
     ("azure-ib-no-172-16-overlap", "azure-train", _ib_vnet),

@@ -1,0 +1,197 @@
+"""Elastic node groups on AWS: what Slurm's power programs need to launch and terminate the group's instances, and
+nothing more.
+
+- No Auto Scaling group, not even one at size 0: ResumeProgram launches each resume's instances from the group's
+  launch template with an instant EC2 Fleet (`gpufleet.cloud_init.power.aws`), one target (instance type, subnet,
+  zone) after another, and SuspendProgram terminates them by id. `min` nodes are kept up by Slurm itself
+  (`SuspendExcNodes=<nodes>:<min>`) and started by the power programs' minute `sync`, so `pulumi up` never creates
+  or deletes a node and never races the programs over one.
+- Ordering without a cycle: the template names the controller's *network interface* address (an instance tag the
+  node reads through IMDS), never the controller instance; the controller instance is declared after the templates
+  (`SlurmController.start`) and its user data names each template by id. The same spec gives the same power config
+  bytes, so the controller is not replaced between plans.
+- Naming: Slurm node names are `<cluster>-<group>-<n>` (`scheduler.elastic.node_prefix`); the power programs tag
+  each started instance `gpufleet-slurm-node=<name>` and the node runs as that CLOUD node (`slurm/node-name`).
+- Fallback types: one template serves every type (EC2 Fleet overrides the type per target), so a fallback is
+  accepted only where the template would be the same for it: the same network interfaces (EFA layout) and the same
+  node cloud-config. Today every type's cloud-config names the type (GPUFLEET_INSTANCE_TYPE, the node's Slurm
+  features), so every fallback type is refused at its entry, with that reason, until the node reads its type from
+  IMDS. Fallback zones are refused: the cluster's network is one private subnet in one zone.
+- The controller's role gets one inline policy (`power_policy`), each statement scoped by the conditions the EC2
+  User Guide documents: launches only from the groups' templates (`ec2:LaunchTemplate`), new instances, volumes and
+  interfaces only with the cluster's tag in the request (`aws:RequestTag/gpufleet-cluster`), tags on create only
+  (`ec2:CreateAction`) plus the node-name tag on the cluster's own instances, termination only of instances tagged
+  with the cluster's hash (`ec2:ResourceTag/gpufleet-cluster`), `iam:PassRole` on the node role only, to EC2 only;
+  `ec2:Describe*` is read-only.
+  CreateFleet itself is allowed on the fleet and what it launches with the cluster's tag in the request, on the
+  groups' templates by ARN, and on what a launch uses (subnets, security groups, images, key pairs, placement
+  groups), never on another template.
+  UNVERIFIED (no AWS account here): that an instant fleet's launches are authorized as RunInstances with the
+  caller's request tags and the `ec2:LaunchTemplate` key, as for a direct RunInstances call; which resource types
+  CreateFleet's own authorization evaluates, and that it takes `aws:RequestTag` on them; and that
+  `ec2:CreateAction` reads `CreateFleet` for tags an instant fleet writes. The EC2 User Guide's examples cover
+  RunInstances (`ec2:LaunchTemplate`, `ec2:CreateAction`, `aws:RequestTag` on instances and volumes) only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpufleet.cloud_init.power.config import (
+    CLUSTER_KEY,
+    NODE_NAME_KEY,
+    AwsApi,
+    AwsGroup,
+    AwsTarget,
+    PowerConfig,
+    PowerGroup,
+)
+
+from ..boot import user_data_for
+from ..catalog.loader import Catalog, load_catalog
+from ..catalog.selector import select
+from ..groups.plans import ClusterPlan
+from ..scheduler.elastic import node_prefix
+from ..spec.errors import Problem, SpecError
+from .fabric import interface_layout
+
+METRICS_FILE = "/var/lib/prometheus/node-exporter/gpufleet-power.prom"
+LAUNCHED = ("instance", "volume", "network-interface", "spot-instances-request")
+"""What a launch creates, and tags: the resources `aws:RequestTag` is checked on (EC2 User Guide, "Example
+policies to control access the Amazon EC2 API": launch with specific tags)."""
+USED = ("subnet", "security-group", "key-pair", "placement-group")
+"""What a launch uses and does not create: named without tag conditions (they carry no request tags)."""
+CREATE_ACTIONS = ("RunInstances", "CreateFleet")
+MARKETS = {"on-demand": "on-demand", "spot": "spot"}
+
+
+def elastic_aws_problems(plans: Sequence[ClusterPlan], catalog: Catalog | None = None) -> list[Problem]:
+    """What this release's AWS component cannot declare for an elastic group, at the field."""
+    problems: list[Problem] = []
+    for plan in plans:
+        spec = plan.spec
+        if spec.nodes_range is None:
+            continue
+        where = f"node_groups.{plan.group}." if plan.group else ""
+        if spec.fallback_zones:
+            problems.append(Problem(f"{where}fallback_zones", list(spec.fallback_zones),
+                                    "AWS elastic groups launch into the cluster's one private subnet, in `zone`, in "
+                                    "this release: drop `fallback_zones`"))
+        if spec.market.type not in MARKETS:
+            problems.append(Problem(f"{where}market.type", spec.market.type,
+                                    "an AWS elastic group launches each resume at one market: expected spot or "
+                                    "on-demand"))
+        problems += [Problem(f"{where}{path}", name, detail) for path, name, detail in _template_mismatches(
+            plan, catalog)]
+    return problems
+
+
+def _template_mismatches(plan: ClusterPlan, catalog: Catalog | None) -> list[tuple[str, str, str]]:
+    """The fallback types the group's one launch template cannot serve: another EFA interface layout, or another
+    node cloud-config (GPU count, NVMe, MIG, ... rendered into the user data)."""
+    if not plan.fallbacks:
+        return []
+    catalog = catalog or load_catalog()
+    efa = plan.fabric == "efa"
+    layout = interface_layout(plan.instance, efa)
+    own = user_data_for(plan, plan.cluster_name, group=plan.group)
+    wrong = []
+    written = list(plan.spec.accelerator.fallback_types) if plan.spec.accelerator else []
+    for name in plan.fallbacks:
+        path = f"accelerator.fallback_types[{written.index(name)}]"
+        accelerator = plan.spec.accelerator.model_copy(update={"instance_type": name, "gpu": None,
+                                                               "gpus_per_node": None, "fallback_types": []})
+        try:
+            candidate = select(plan.spec.model_copy(update={"accelerator": accelerator}), catalog)
+        except SpecError:  # fallback_plan has refused it already
+            continue
+        if interface_layout(candidate.instance, efa) != layout:
+            wrong.append((path, name, f"needs {len(interface_layout(candidate.instance, efa))} network interfaces "
+                          f"where {plan.instance.name}'s launch template has {len(layout)}: one template serves "
+                          "every fallback type, so expected a type with the same EFA layout"))
+        elif (theirs := user_data_for(candidate, plan.cluster_name, group=plan.group)) != own:
+            why = "the node's user data names its instance type (GPUFLEET_INSTANCE_TYPE, its Slurm features)" \
+                if theirs.replace(name, plan.instance.name) == own else "its GPUs, disks or features are set up " \
+                "differently"
+            wrong.append((path, name, f"needs other user data than {plan.instance.name}: {why}; one launch "
+                          "template serves every fallback type of an AWS elastic group in this release: drop "
+                          "`fallback_types`, or use a type whose node setup is the same"))
+    return wrong
+
+
+def power_group_name(plan: ClusterPlan) -> str:
+    """The power config's group name, which the programs tag each instance with (`gpufleet-slurm-group`)."""
+    return plan.group or plan.spec.scheduler.slurm.partition
+
+
+def power_group(plan: ClusterPlan, template_id: str, subnet_id: str, zone: str, placement_group: str) -> PowerGroup:
+    assert plan.spec.nodes_range is not None
+    group = power_group_name(plan)
+    targets = tuple(AwsTarget(instance_type=kind, subnet_id=subnet_id, availability_zone=zone)
+                    for kind in (plan.instance.name, *plan.fallbacks))
+    return PowerGroup(name=group, partition=plan.spec.scheduler.slurm.partition,
+                      node_prefix=node_prefix(plan.cluster_name, plan.group), max_nodes=plan.spec.nodes_range.max,
+                      min_nodes=plan.spec.nodes_range.min,
+                      aws=AwsGroup(launch_template_id=template_id, targets=targets,
+                                   market=MARKETS[plan.spec.market.type],
+                                   placement_group=placement_group if plan.placement_group else ""))
+
+
+def power_config(region: str, cluster_id: str, groups: Sequence[tuple[ClusterPlan, str]], subnet_id: str, zone: str,
+                 placement_group: str, metrics: bool) -> PowerConfig:
+    """`groups`: (plan, launch template id) per elastic group."""
+    return PowerConfig(cloud="aws", cluster_id=cluster_id, aws=AwsApi(region=region),
+                       groups=tuple(power_group(plan, template, subnet_id, zone, placement_group)
+                                    for plan, template in groups),
+                       metrics_file=METRICS_FILE if metrics else "")
+
+
+def power_policy(region: str, cluster_id: str, template_arns: Sequence[str], node_role_arn: str) -> str:
+    """The controller's power statements (JSON, sorted keys: the same inputs give the same document)."""
+    launched = [f"arn:*:ec2:{region}:*:{kind}/*" for kind in LAUNCHED]
+    from_templates = {"ArnEquals": {"ec2:LaunchTemplate": sorted(template_arns)}}
+    cluster_tag = {f"aws:RequestTag/{CLUSTER_KEY}": cluster_id}
+    own = {f"ec2:ResourceTag/{CLUSTER_KEY}": cluster_id}
+    instances = f"arn:*:ec2:{region}:*:instance/*"
+    used = [f"arn:*:ec2:{region}::image/*", *(f"arn:*:ec2:{region}:*:{kind}/*" for kind in USED)]
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "PowerDescribe", "Effect": "Allow", "Action": ["ec2:Describe*"], "Resource": "*"},
+        {"Sid": "PowerFleetTagged", "Effect": "Allow", "Action": ["ec2:CreateFleet"],
+         "Resource": [f"arn:*:ec2:{region}:*:fleet/*", *launched], "Condition": {"StringEquals": cluster_tag}},
+        {"Sid": "PowerFleetTemplates", "Effect": "Allow", "Action": ["ec2:CreateFleet"],
+         "Resource": sorted(template_arns)},
+        {"Sid": "PowerFleetUses", "Effect": "Allow", "Action": ["ec2:CreateFleet"], "Resource": used},
+        {"Sid": "PowerLaunchTagged", "Effect": "Allow", "Action": ["ec2:RunInstances"], "Resource": launched,
+         "Condition": {**from_templates, "StringEquals": cluster_tag}},
+        {"Sid": "PowerLaunchFromTemplate", "Effect": "Allow", "Action": ["ec2:RunInstances"], "NotResource": launched,
+         "Condition": from_templates},
+        {"Sid": "PowerTagOnCreate", "Effect": "Allow", "Action": ["ec2:CreateTags"],
+         "Resource": [*launched, f"arn:*:ec2:{region}:*:fleet/*"],
+         "Condition": {"StringEquals": {"ec2:CreateAction": list(CREATE_ACTIONS)}}},
+        {"Sid": "PowerNameNode", "Effect": "Allow", "Action": ["ec2:CreateTags"], "Resource": instances,
+         "Condition": {"StringEquals": own, "ForAllValues:StringEquals": {"aws:TagKeys": [NODE_NAME_KEY]}}},
+        {"Sid": "PowerTerminate", "Effect": "Allow", "Action": ["ec2:TerminateInstances"], "Resource": instances,
+         "Condition": {"StringEquals": own}},
+        {"Sid": "PowerPassNodeRole", "Effect": "Allow", "Action": ["iam:PassRole"], "Resource": node_role_arn,
+         "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}},
+    ]}, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class ElasticTemplate:
+    plan: ClusterPlan
+    template: aws.ec2.LaunchTemplate
+
+
+def grant_power_permissions(name: str, region: str, cluster_id: str, controller_role: pulumi.Input[str],
+                            templates: Sequence[ElasticTemplate], node_role_arn: pulumi.Input[str],
+                            opts: pulumi.ResourceOptions) -> aws.iam.RolePolicy:
+    """The controller's least privilege over the elastic groups (child `{name}-slurm-role-power`)."""
+    document = pulumi.Output.all(node_role_arn, *[item.template.arn for item in templates]).apply(
+        lambda values: power_policy(region, cluster_id, values[1:], values[0]))
+    return aws.iam.RolePolicy(f"{name}-slurm-role-power", role=controller_role, policy=document, opts=opts)
