@@ -14,7 +14,7 @@ region itself (pulumi-aws 7 `region` argument), so no provider of gpufleet's own
 """
 
 # No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Optional
 
@@ -30,7 +30,7 @@ from ..monitoring.scrape import aws_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
-from ..pipeline import plan_node_groups, undeclared_elastic_problems
+from ..pipeline import ClusterPlan, fallback_type_plans, plan_node_groups, undeclared_elastic_problems
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
@@ -61,6 +61,8 @@ class AwsPlan:
 
     groups: NodeGroupPlans
     monitoring: MonitoringPlan
+    fallbacks: dict[Optional[str], tuple[ClusterPlan, ...]] = field(default_factory=dict)
+    """Each elastic group's fallback types' plans, by group (`pipeline.fallback_type_plans`)."""
 
 
 def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
@@ -68,7 +70,8 @@ def plan_aws(name: str, spec: ClusterSpec) -> AwsPlan:
     group) plus the monitoring secrets; raises `SpecError` with every problem."""
     groups = plan_node_groups(spec, name=name, pin=registry_digest)
     raise_if([*undeclared_elastic_problems(groups), *elastic_aws_problems(groups.groups)])
-    return AwsPlan(groups, plan_monitoring(groups))
+    fallbacks = {plan.group: fallback_type_plans(plan, pin=registry_digest) for plan in groups.groups if plan.fallbacks}
+    return AwsPlan(groups, plan_monitoring(groups), fallbacks)
 
 
 class AwsGpuCluster(GpuClusterOutputs):
@@ -144,7 +147,8 @@ class AwsGpuCluster(GpuClusterOutputs):
             shared_source=shared.source if shared else None,
             instance_tags=self.slurm.node_tags if self.slurm else None)
         self.group_fleets: dict[Optional[str], AwsNodeGroup] = {
-            group.group: build_node_group(name, group, cluster_shared, tag, child) for group in plans.groups}
+            group.group: build_node_group(name, group, cluster_shared, tag, child, plan.fallbacks.get(group.group, ()))
+            for group in plans.groups}
         if self.slurm and elastic:
             self._start_elastic(name, spec.region, network.subnet_id, plan.monitoring.enabled, child)
         first = self.group_fleets[selection.group]
@@ -185,17 +189,19 @@ class AwsGpuCluster(GpuClusterOutputs):
         """The controller of a cluster with elastic groups: its power config names each group's launch template,
         and its role may launch from those templates and terminate this cluster's instances only (`elastic.py`)."""
         assert self.slurm is not None
-        elastic = [ElasticTemplate(fleet.plan, fleet.launch_template) for fleet in self.group_fleets.values()
-                   if fleet.fleet is None]
+        elastic = [ElasticTemplate(fleet.plan, fleet.launch_template, fleet.fallback_templates)
+                   for fleet in self.group_fleets.values() if fleet.fleet is None]
         unique = cluster_hash(name)
         grant = grant_power_permissions(name, region, unique, self.slurm.role_name, elastic, self.identity.role.arn,
                                         child)
         placement = self.placement.name if self.placement else ""
         power = pulumi.Output.all(pulumi.Output.from_input(subnet_id), self.slurm.zone, placement,
-                                  [item.template.id for item in elastic]).apply(
-            lambda values: power_config(region, unique, [(item.plan, template) for item, template in
-                                                         zip(elastic, values[3], strict=True)],
-                                        values[0], values[1], values[2] or _existing_placement(elastic), metrics))
+                                  [[template.id for template in item.templates()] for item in elastic]).apply(
+            lambda values: power_config(
+                region, unique, [(item.plan, ids[0], [(typed.instance.name, template) for (typed, _), template
+                                                      in zip(item.fallbacks, ids[1:], strict=True)])
+                                 for item, ids in zip(elastic, values[3], strict=True)],
+                values[0], values[1], values[2] or _existing_placement(elastic), metrics))
         self.slurm.start(power, [grant])
 
 

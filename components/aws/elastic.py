@@ -12,11 +12,10 @@ nothing more.
   bytes, so the controller is not replaced between plans.
 - Naming: Slurm node names are `<cluster>-<group>-<n>` (`scheduler.elastic.node_prefix`); the power programs tag
   each started instance `gpufleet-slurm-node=<name>` and the node runs as that CLOUD node (`slurm/node-name`).
-- Fallback types: one template serves every type (EC2 Fleet overrides the type per target), so a fallback is
-  accepted only where the template would be the same for it: the same network interfaces (EFA layout) and the same
-  node cloud-config. Today every type's cloud-config names the type (GPUFLEET_INSTANCE_TYPE, the node's Slurm
-  features), so every fallback type is refused at its entry, with that reason, until the node reads its type from
-  IMDS. Fallback zones are refused: the cluster's network is one private subnet in one zone.
+- Fallback types: each gets its own launch template (`{group}-{type}-lt`), planned like the chosen type
+  (`pipeline.fallback_type_plans`: its node config names its type, its GPUs and its EFA interfaces), and each
+  target names its type's template. Fallback zones are refused: the cluster's network is one private subnet in one
+  zone.
 - The controller's role gets one inline policy (`power_policy`), each statement scoped by the conditions the EC2
   User Guide documents: launches only from the groups' templates (`ec2:LaunchTemplate`), new instances, volumes and
   interfaces only with the cluster's tag in the request (`aws:RequestTag/gpufleet-cluster`), tags on create only
@@ -52,13 +51,9 @@ from gpufleet.cloud_init.power.config import (
     PowerGroup,
 )
 
-from ..boot import user_data_for
-from ..catalog.loader import Catalog, load_catalog
-from ..catalog.selector import select
 from ..groups.plans import ClusterPlan
 from ..scheduler.elastic import node_prefix
-from ..spec.errors import Problem, SpecError
-from .fabric import interface_layout
+from ..spec.errors import Problem
 
 METRICS_FILE = "/var/lib/prometheus/node-exporter/gpufleet-power.prom"
 LAUNCHED = ("instance", "volume", "network-interface", "spot-instances-request")
@@ -70,7 +65,7 @@ CREATE_ACTIONS = ("RunInstances", "CreateFleet")
 MARKETS = {"on-demand": "on-demand", "spot": "spot"}
 
 
-def elastic_aws_problems(plans: Sequence[ClusterPlan], catalog: Catalog | None = None) -> list[Problem]:
+def elastic_aws_problems(plans: Sequence[ClusterPlan]) -> list[Problem]:
     """What this release's AWS component cannot declare for an elastic group, at the field."""
     problems: list[Problem] = []
     for plan in plans:
@@ -86,42 +81,7 @@ def elastic_aws_problems(plans: Sequence[ClusterPlan], catalog: Catalog | None =
             problems.append(Problem(f"{where}market.type", spec.market.type,
                                     "an AWS elastic group launches each resume at one market: expected spot or "
                                     "on-demand"))
-        problems += [Problem(f"{where}{path}", name, detail) for path, name, detail in _template_mismatches(
-            plan, catalog)]
     return problems
-
-
-def _template_mismatches(plan: ClusterPlan, catalog: Catalog | None) -> list[tuple[str, str, str]]:
-    """The fallback types the group's one launch template cannot serve: another EFA interface layout, or another
-    node cloud-config (GPU count, NVMe, MIG, ... rendered into the user data)."""
-    if not plan.fallbacks:
-        return []
-    catalog = catalog or load_catalog()
-    efa = plan.fabric == "efa"
-    layout = interface_layout(plan.instance, efa)
-    own = user_data_for(plan, plan.cluster_name, group=plan.group)
-    wrong = []
-    written = list(plan.spec.accelerator.fallback_types) if plan.spec.accelerator else []
-    for name in plan.fallbacks:
-        path = f"accelerator.fallback_types[{written.index(name)}]"
-        accelerator = plan.spec.accelerator.model_copy(update={"instance_type": name, "gpu": None,
-                                                               "gpus_per_node": None, "fallback_types": []})
-        try:
-            candidate = select(plan.spec.model_copy(update={"accelerator": accelerator}), catalog)
-        except SpecError:  # fallback_plan has refused it already
-            continue
-        if interface_layout(candidate.instance, efa) != layout:
-            wrong.append((path, name, f"needs {len(interface_layout(candidate.instance, efa))} network interfaces "
-                          f"where {plan.instance.name}'s launch template has {len(layout)}: one template serves "
-                          "every fallback type, so expected a type with the same EFA layout"))
-        elif (theirs := user_data_for(candidate, plan.cluster_name, group=plan.group)) != own:
-            why = "the node's user data names its instance type (GPUFLEET_INSTANCE_TYPE, its Slurm features)" \
-                if theirs.replace(name, plan.instance.name) == own else "its GPUs, disks or features are set up " \
-                "differently"
-            wrong.append((path, name, f"needs other user data than {plan.instance.name}: {why}; one launch "
-                          "template serves every fallback type of an AWS elastic group in this release: drop "
-                          "`fallback_types`, or use a type whose node setup is the same"))
-    return wrong
 
 
 def power_group_name(plan: ClusterPlan) -> str:
@@ -129,11 +89,14 @@ def power_group_name(plan: ClusterPlan) -> str:
     return plan.group or plan.spec.scheduler.slurm.partition
 
 
-def power_group(plan: ClusterPlan, template_id: str, subnet_id: str, zone: str, placement_group: str) -> PowerGroup:
+def power_group(plan: ClusterPlan, template_id: str, subnet_id: str, zone: str, placement_group: str,
+                fallback_templates: Sequence[tuple[str, str]] = ()) -> PowerGroup:
+    """`fallback_templates`: (instance type, launch template id) of each fallback type, in the order tried."""
     assert plan.spec.nodes_range is not None
     group = power_group_name(plan)
-    targets = tuple(AwsTarget(instance_type=kind, subnet_id=subnet_id, availability_zone=zone)
-                    for kind in (plan.instance.name, *plan.fallbacks))
+    targets = (AwsTarget(instance_type=plan.instance.name, subnet_id=subnet_id, availability_zone=zone),
+               *(AwsTarget(instance_type=kind, subnet_id=subnet_id, availability_zone=zone,
+                           launch_template_id=template) for kind, template in fallback_templates))
     return PowerGroup(name=group, partition=plan.spec.scheduler.slurm.partition,
                       node_prefix=node_prefix(plan.cluster_name, plan.group), max_nodes=plan.spec.nodes_range.max,
                       min_nodes=plan.spec.nodes_range.min,
@@ -142,12 +105,12 @@ def power_group(plan: ClusterPlan, template_id: str, subnet_id: str, zone: str, 
                                    placement_group=placement_group if plan.placement_group else ""))
 
 
-def power_config(region: str, cluster_id: str, groups: Sequence[tuple[ClusterPlan, str]], subnet_id: str, zone: str,
-                 placement_group: str, metrics: bool) -> PowerConfig:
-    """`groups`: (plan, launch template id) per elastic group."""
+def power_config(region: str, cluster_id: str, groups: Sequence[tuple[ClusterPlan, str, Sequence[tuple[str, str]]]],
+                 subnet_id: str, zone: str, placement_group: str, metrics: bool) -> PowerConfig:
+    """`groups`: (plan, launch template id, (type, template id) per fallback type) per elastic group."""
     return PowerConfig(cloud="aws", cluster_id=cluster_id, aws=AwsApi(region=region),
-                       groups=tuple(power_group(plan, template, subnet_id, zone, placement_group)
-                                    for plan, template in groups),
+                       groups=tuple(power_group(plan, template, subnet_id, zone, placement_group, fallbacks)
+                                    for plan, template, fallbacks in groups),
                        metrics_file=METRICS_FILE if metrics else "")
 
 
@@ -186,12 +149,18 @@ def power_policy(region: str, cluster_id: str, template_arns: Sequence[str], nod
 class ElasticTemplate:
     plan: ClusterPlan
     template: aws.ec2.LaunchTemplate
+    fallbacks: tuple[tuple[ClusterPlan, aws.ec2.LaunchTemplate], ...] = ()
+    """Each fallback type's plan and launch template, in the order a resume tries them."""
+
+    def templates(self) -> list[aws.ec2.LaunchTemplate]:
+        return [self.template, *(template for _, template in self.fallbacks)]
 
 
 def grant_power_permissions(name: str, region: str, cluster_id: str, controller_role: pulumi.Input[str],
                             templates: Sequence[ElasticTemplate], node_role_arn: pulumi.Input[str],
                             opts: pulumi.ResourceOptions) -> aws.iam.RolePolicy:
     """The controller's least privilege over the elastic groups (child `{name}-slurm-role-power`)."""
-    document = pulumi.Output.all(node_role_arn, *[item.template.arn for item in templates]).apply(
+    document = pulumi.Output.all(node_role_arn, *[template.arn for item in templates
+                                                  for template in item.templates()]).apply(
         lambda values: power_policy(region, cluster_id, values[1:], values[0]))
     return aws.iam.RolePolicy(f"{name}-slurm-role-power", role=controller_role, policy=document, opts=opts)

@@ -46,6 +46,8 @@ class AwsNodeGroup:
     launch_template: aws.ec2.LaunchTemplate
     fleet: aws.autoscaling.Group | None
     """None for an elastic group: no Auto Scaling group, not even one at size 0."""
+    fallback_templates: tuple[tuple[ClusterPlan, aws.ec2.LaunchTemplate], ...] = ()
+    """An elastic group's fallback types, each with its own node config in its own launch template."""
 
 
 def group_tagger(tag: Tagger, group: str | None) -> Tagger:
@@ -61,16 +63,23 @@ def group_tagger(tag: Tagger, group: str | None) -> Tagger:
 
 
 def build_node_group(name: str, plan: ClusterPlan, shared: ClusterShared, tag: Tagger,
-                     opts: pulumi.ResourceOptions) -> AwsNodeGroup:
+                     opts: pulumi.ResourceOptions, fallbacks: tuple[ClusterPlan, ...] = ()) -> AwsNodeGroup:
+    """`fallbacks`: an elastic group's fallback types' plans (`pipeline.fallback_type_plans`), one launch template
+    each, `{group}-{type}-lt`."""
     group_name = f"{name}-{plan.group}" if plan.group else name
     tag = group_tagger(tag, plan.group)
-    cloud_config = user_data_with_source(plan.cloud_config, shared.shared_source, str)
-    user_data = node_user_data(group_name, plan.spec, cloud_config, not plan.by_reference, shared.identity.role.name,
-                               shared.cluster_id, tag, opts)
-    template = build_launch_template(group_name, plan, shared.security_group_id, shared.identity.profile, user_data,
-                                     shared.key_name, tag, opts, shared.image_id, shared.instance_tags)
+
+    def template_of(typed: ClusterPlan, template_name: str) -> aws.ec2.LaunchTemplate:
+        cloud_config = user_data_with_source(typed.cloud_config, shared.shared_source, str)
+        user_data = node_user_data(template_name, typed.spec, cloud_config, not typed.by_reference,
+                                   shared.identity.role.name, shared.cluster_id, tag, opts)
+        return build_launch_template(template_name, typed, shared.security_group_id, shared.identity.profile,
+                                     user_data, shared.key_name, tag, opts, shared.image_id, shared.instance_tags)
+
+    template = template_of(plan, group_name)
     if plan.spec.nodes_range is not None:
-        return AwsNodeGroup(plan, template, None)
+        return AwsNodeGroup(plan, template, None, tuple(
+            (typed, template_of(typed, f"{group_name}-{typed.instance.name}")) for typed in fallbacks))
     placement = shared.placement if plan.placement_group else None
     fleet = build_fleet(group_name, plan, template, shared.subnet_id, placement, tag, opts)
     return AwsNodeGroup(plan, template, fleet)

@@ -199,8 +199,6 @@ def test_a_fixed_group_beside_an_elastic_one_keeps_its_auto_scaling_group_and_dy
 @pytest.mark.parametrize(("change", "path"), [
     ({"fallback_zones": ["us-east-2a"]}, "fallback_zones"),
     ({"market": {"type": "mixed", "on_demand_base": 1}}, "market.type"),
-    ({"accelerator": {"instance_type": "g6.12xlarge", "fallback_types": ["g6.24xlarge"]}},
-     "accelerator.fallback_types[0]"),
 ])
 def test_what_one_launch_template_in_one_subnet_cannot_serve_is_refused_at_its_field(change, path):
     from gpufleet.aws.elastic import elastic_aws_problems
@@ -320,3 +318,29 @@ def test_the_rule_reads_wildcards_not_actions_and_conditions(statement, caught):
 
     policy = Resource("aws:iam/rolePolicy:RolePolicy", {"policy": json.dumps({"Statement": [statement]})})
     assert bool(list(instance_writers_scoped(policy, {}))) is caught
+
+
+FALLBACK = {**SPEC, "accelerator": {"instance_type": "g6.12xlarge", "fallback_types": ["g6.24xlarge"]}}
+
+
+def test_a_fallback_type_gets_its_own_launch_template_named_by_its_target_and_the_power_policy():
+    """g6.24xlarge (four L4 like g6.12xlarge, twice the CPUs and memory) boots its own node config from its own
+    template; the power config's second target names it, and the controller may launch from both templates only."""
+    resources = named(doc(FALLBACK))
+    templates = {name: r["inputs"] for name, r in resources.items() if r["type"] == TEMPLATE}
+    assert sorted(templates) == ["gpufleet-g6.24xlarge-lt", "gpufleet-lt"]
+    chosen, fallback = templates["gpufleet-lt"], templates["gpufleet-g6.24xlarge-lt"]
+    assert (chosen["instanceType"], fallback["instanceType"]) == ("g6.12xlarge", "g6.24xlarge")
+    assert chosen["userData"] != fallback["userData"]  # each type's node config
+    assert chosen["tagSpecifications"] == fallback["tagSpecifications"]  # the same cluster, controller and group tags
+    (group,) = load_power_config(user_data(FALLBACK, "gpufleet-slurm-controller")[
+        "/etc/gpufleet-slurm/power.json"]).groups
+    assert group.aws.launch_template_id == "gpufleet-lt-id"
+    assert [(t.instance_type, t.launch_template_id) for t in group.aws.targets] == [
+        ("g6.12xlarge", ""), ("g6.24xlarge", "gpufleet-g6.24xlarge-lt-id")]
+    policy = json.loads(resources[POWER_POLICY]["inputs"]["policy"])
+    launch = next(s for s in policy["Statement"] if s["Sid"] == "PowerLaunchTagged")
+    assert launch["Condition"]["ArnEquals"]["ec2:LaunchTemplate"] == [
+        "arn:mock:aws:ec2/launchTemplate:LaunchTemplate:gpufleet-g6.24xlarge-lt",
+        "arn:mock:aws:ec2/launchTemplate:LaunchTemplate:gpufleet-lt"]
+    assert [v.line() for v in check_plan(doc(FALLBACK))] == []
