@@ -127,8 +127,8 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
     return spec
 
 
-ELASTIC_CLOUDS = frozenset({"gcp"})
-"""The clouds whose component declares elastic groups (GCP: `components/gcp/elastic.py`)."""
+ELASTIC_CLOUDS = frozenset({"azure", "gcp"})
+"""The clouds whose component declares elastic groups (`components/{gcp,azure}/elastic.py`)."""
 
 
 def undeclared_elastic_problems(plans: NodeGroupPlans) -> list[Problem]:

@@ -115,6 +115,11 @@ def _project_instance_admin(d):
     _first(d, "gcp:projects/iAMMember:IAMMember").update(role="roles/compute.instanceAdmin.v1", condition=None)
 
 
+def _scale_set_writer_on_the_group(d):
+    role = _first(d, "azure-native:authorization:RoleDefinition")  # the monitoring server's discovery role
+    role["permissions"][0]["actions"].append("Microsoft.Compute/virtualMachineScaleSets/write")
+
+
 def _on_demand_fleet(d):
     mixed = _first(d, ASG)["mixedInstancesPolicy"]
     mixed["instancesDistribution"]["onDemandPercentageAboveBaseCapacity"] = 100
@@ -156,6 +161,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("gcp-gpu-shielded-vm", "gcp-dev", _not_shielded),
     ("gcp-instance-writers-scoped", "gcp-train", _project_instance_admin),
     ("gcp-reservation-only-machine-not-standard", "gcp-dev", _a4_on_demand),
+    ("azure-scale-set-writers-scoped", "azure-train", _scale_set_writer_on_the_group),
     ("cost-on-demand-multi-node", "aws-train", _on_demand_fleet),
     ("cost-dev-stack-without-spot", "aws-dev", _dev_bigger),
 ]
