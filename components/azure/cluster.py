@@ -183,7 +183,8 @@ class AzureGpuCluster(GpuClusterOutputs):
             unique, [(fleet.plan, fleet.targets or []) for fleet in fleets], values[0], values[1], metrics))
         self.slurm.start(power)
         grant_power_permissions(name, pulumi.get_stack(), self.slurm.principal, subscription, resource_group,
-                                [scale_set.id for fleet in fleets for scale_set in fleet.scale_sets], child)
+                                [scale_set.id for fleet in fleets for scale_set in fleet.scale_sets],
+                                [self.network.subnet_id, self.security.nsg_id, self.security.asg_id], child)
 
 
 def _with_tags(tag: Tagger, extra: dict) -> Tagger:

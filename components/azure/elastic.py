@@ -20,13 +20,14 @@ programs (`gpufleet.cloud_init.power.azure`) need to grow them and delete their 
   The health extension stays, so an instance's health is still visible.
 - Naming: a resumed instance's Slurm node is the `gpufleet-slurm-node=<node>` line the resume program writes into
   the instance's user data (cloud_init `slurm/node-name` reads it from IMDS `compute/userData`).
-- Least privilege (`power_roles.py`): the controller's identity gets a custom role with the actions the programs call, assigned on
-  each elastic scale set only (Microsoft.Compute "virtualMachineScaleSets/read", "/write" for the capacity,
-  "/delete/action" (Delete Instances), "/virtualMachines/read" and "/write" for an instance's user data), and a
-  second, read-only role with "Microsoft.Compute/locations/operations/read" on the resource group: the status URL
-  of an asynchronous operation (`Azure-AsyncOperation`) is not under the scale set, and Azure Resource Manager
-  checks it at the resource group ("Track asynchronous Azure operations": "Permission for tracking async status").
-  Never Contributor or Virtual Machine Contributor, never a writer on the resource group or subscription
+- Least privilege (`power_roles.py`): the controller's identity gets a custom role with the actions the programs
+  call, assigned on each elastic scale set only (Microsoft.Compute "virtualMachineScaleSets/read", "/write" for the
+  capacity, "/delete/action" (Delete Instances), "/virtualMachines/read" and "/write" for an instance's user data);
+  a read-only role with "Microsoft.Compute/locations/operations/read" on the resource group (the status URL of an
+  asynchronous operation, `Azure-AsyncOperation`, is not under the scale set, and Azure Resource Manager checks it
+  at the resource group: "Track asynchronous Azure operations", "Permission for tracking async status"); and the
+  network joins a write on a scale-set VM is checked for (linked access check), on the subnet, NSG and nodes' ASG
+  only. Never Contributor or Virtual Machine Contributor, never a writer on the resource group or subscription
   (policy rule `azure-scale-set-writers-scoped`).
 """
 

@@ -163,6 +163,22 @@ def test_the_controllers_identity_writes_the_elastic_scale_sets_only():
     assert operations["permissions"] == [{"actions": ["Microsoft.Compute/locations/operations/read"]}]
     assert resources["gpufleet-slurm-power-ops-grant"]["inputs"]["scope"] == \
         f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{GROUP}"
+    joins = [resources[f"gpufleet-slurm-power-join-{index}"]["inputs"] for index in range(3)]
+    assert [join["scope"] for join in joins] == ["gpufleet-subnet-id", "gpufleet-nsg-id", "gpufleet-asg-id"]
+    assert {join["principalId"] for join in joins} == {principal}
+    assert all(action.startswith("Microsoft.Network/") and action.endswith("/action") for action in
+               resources["gpufleet-slurm-power-join-role"]["inputs"]["permissions"][0]["actions"])
+    assignments = [r for r in resources.values() if r["type"] == "azure-native:authorization:RoleAssignment"
+                   and r["inputs"]["principalId"] == principal and "slurm-power" in r["name"]]
+    assert len(assignments) == 2 + 1 + 3  # two scale sets, the operations reader, three network joins
+
+
+def test_the_join_role_is_assignable_where_an_existing_subnet_lives():
+    from gpufleet.azure.power_roles import resource_group_of
+
+    subnet = "/subscriptions/S/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s"
+    assert resource_group_of(subnet) == "/subscriptions/S/resourceGroups/net-rg"
+    assert resource_group_of("gpufleet-subnet-id") == ""
 
 
 def test_the_policy_pack_passes_and_refuses_a_broader_grant():
