@@ -6,6 +6,7 @@ policy pack, cloud-init's schema and the boot order)."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from functools import cache
@@ -283,3 +284,76 @@ def test_what_an_azure_elastic_group_cannot_be_is_refused_at_its_field(change, p
 
     plans = plan_node_groups(parse_cluster_spec({**SPEC, **change}))
     assert [p.path for p in elastic_azure_problems(plans.groups)] == [path]
+
+
+def test_the_plans_power_config_drives_the_power_programs_against_a_loopback_resource_manager(tmp_path):
+    """The power.json the plan ships, pointed at the loopback Azure Resource Manager (tests/elastic/fake_azure.py):
+    the scale-set ids it names are ones the programs grow and name instances in; the first zone is short, so the
+    resume lands in the fallback zone's scale set."""
+    import dataclasses
+
+    from gpufleet.cloud_init.power.azure import AzureProvider
+    from gpufleet.cloud_init.power.engine import resume
+    from gpufleet.cloud_init.power.metrics import PowerState
+
+    from ..elastic.fake_azure import FakeAzure
+    from ..elastic.fake_slurm import FakeSlurm
+
+    shipped = load_power_config(controller_files(SPEC)["/etc/gpufleet-slurm/power.json"])
+    (group,) = shipped.groups
+    first, second = (target.scale_set_id for target in group.azure.targets)
+    short = first.rsplit("/", 1)[-1]
+    fake = FakeAzure({t.scale_set_id: t.vm_size for t in group.azure.targets},
+                     lambda name, attempt: ("capacity", "ZonalAllocationFailed") if name == short else None)
+    server = fake.server().start()
+    try:
+        config = dataclasses.replace(
+            shipped, azure=dataclasses.replace(shipped.azure, management_url=server.url, metadata_url=server.url),
+            state_dir=str(tmp_path / "state"), metrics_file=str(tmp_path / "metrics.prom"))
+        slurm = FakeSlurm(["gpufleet-nodes-1"])
+        resume(config, AzureProvider(config, poll_s=0.01), slurm,
+               PowerState(config.state_dir, config.metrics_file, [group.name]), ["gpufleet-nodes-1"])
+    finally:
+        server.close()
+    assert slurm.updates == []
+    assert fake.sets[first.lower()]["capacity"] == 0 and fake.sets[second.lower()]["capacity"] == 1
+    (vm,) = fake.sets[second.lower()]["instances"].values()
+    assert base64.b64decode(vm["properties"]["userData"]).decode() == "gpufleet-slurm-node=gpufleet-nodes-1\n"
+
+
+@pytest.mark.slow
+def test_slurmctld_runs_the_rendered_elastic_configuration(tmp_path):
+    """The Azure plan's slurm.conf, rendered for Debian's 22.05, run by slurmctld (tests/gcp/elastic_conf.sh): the
+    CLOUD nodes exist, powered down, in their partition."""
+    import dataclasses
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from gpufleet.pipeline import plan_node_groups
+    from gpufleet.scheduler.conf import cgroup_conf, gres_conf, slurm_conf
+    from gpufleet.scheduler.elastic import elastic_settings
+    from gpufleet.spec import parse_cluster_spec
+
+    from ..scheduler.test_slurm_daemons import SLURM_HINT
+    from ..validators import require_tool
+
+    for tool in ("slurmctld", "scontrol", "sinfo", "munged"):
+        require_tool(tool, SLURM_HINT)
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) (a private mount namespace for munged's socket)")
+    conf = controller_files(SPEC)["/etc/slurm/slurm.conf"]
+    settings = elastic_settings(plan_node_groups(parse_cluster_spec(SPEC), name="gpufleet"), "gpufleet", "10.0.0.10")
+    assert slurm_conf(settings) == conf  # what the plan ships is this rendering
+    debian = dataclasses.replace(settings, slurm_release=(22, 5))
+    (tmp_path / "slurm.conf").write_text(slurm_conf(debian).replace("/usr/local/sbin/gpufleet-slurm-", "/bin/true #"))
+    (tmp_path / "cgroup.conf").write_text(cgroup_conf())
+    (tmp_path / "gres.conf").write_text(gres_conf(debian))
+    script = Path(__file__).parents[1] / "gcp" / "elastic_conf.sh"
+    done = subprocess.run(["unshare", "-m", "bash", str(script), str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, GPUS="1"))
+    log = tmp_path / "log" / "slurmctld.log"
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{log.read_text()[-3000:] if log.exists() else ''}"
+    nodes = [line.split() for line in done.stdout.split("== sinfo\n")[1].splitlines() if line.strip()]
+    assert nodes == [[f"gpufleet-nodes-{index}", "idle~", "gpu*"] for index in range(1, 5)]
