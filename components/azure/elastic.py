@@ -1,10 +1,11 @@
 """Elastic node groups on Azure: a Uniform scale set at capacity 0 per target, and what the Slurm controller's power
 programs (`gpufleet.cloud_init.power.azure`) need to grow them and delete their instances by id, and nothing more.
 
-- Targets: the group's zone, then each of its `fallback_zones`; in each zone the chosen type, then each of its
+- Targets: the group's zone, then each of its `fallback_zones` (never on an InfiniBand group: it is placed); in each zone the chosen type, then each of its
   `accelerator.fallback_types` (a resume tries the next type, then the next zone). Each target is its own scale set
   (a scale set has one size and one zone list), named `{name}[-{group}]-nodes` for the first and `...-nodes-{i}` for
-  the others, with a physical name gpufleet chooses (`scale_set_name`): the controller's power config names each
+  the others (fallback types are refused on an InfiniBand group: InfiniBand links do not cross scale sets, and a
+  resume may split a job's nodes between targets), with a physical name gpufleet chooses (`scale_set_name`): the controller's power config names each
   scale set by its id, built as a string from the subscription, resource group and that name, so the controller
   never waits on a scale set and the scale sets (whose tags name the controller's address) never wait on it.
 - Capacity: 0 at creation and ignored afterwards (`ignore_changes: sku.capacity`): the programs raise it by the
@@ -44,6 +45,7 @@ from ..catalog.models import InstanceType
 from ..pipeline import ClusterPlan
 from ..scheduler.elastic import node_prefix
 from ..spec.errors import Problem
+from .fabric import infiniband_partition
 
 SCALE_SET_NAME_MAX = 64
 METRICS_FILE = "/var/lib/prometheus/node-exporter/gpufleet-power.prom"
@@ -74,6 +76,11 @@ def elastic_azure_problems(plans: Sequence[ClusterPlan]) -> list[Problem]:
         if plan.spec.market.type == "mixed":
             problems.append(Problem(f"{where}market.type", "mixed", "an Azure elastic group starts each node on one "
                                     "market, on demand or spot: set `market.type: on-demand` or `spot`"))
+        if plan.fallbacks and infiniband_partition(plan.spec, plan.instance) is not None:
+            problems.append(Problem(f"{where}accelerator.fallback_types", list(plan.spec.accelerator.fallback_types),
+                                    "each Azure scale set is its own InfiniBand partition, so a job's nodes on a "
+                                    "fallback type's scale set could not reach the others over InfiniBand: drop "
+                                    "`fallback_types` on an InfiniBand group, or set `fabric: tcp`"))
         if plan.spec.rollout.enabled:
             problems.append(Problem(f"{where}rollout.enabled", True, "an Azure elastic group's nodes boot the "
                                     "current model whenever Slurm resumes them, and a rolling upgrade would reimage "

@@ -357,3 +357,32 @@ def test_slurmctld_runs_the_rendered_elastic_configuration(tmp_path):
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{log.read_text()[-3000:] if log.exists() else ''}"
     nodes = [line.split() for line in done.stdout.split("== sinfo\n")[1].splitlines() if line.strip()]
     assert nodes == [[f"gpufleet-nodes-{index}", "idle~", "gpu*"] for index in range(1, 5)]
+
+
+def test_an_infiniband_group_takes_no_fallback_type_on_azure():
+    """Each scale set is its own InfiniBand partition. The catalog has no second InfiniBand size with the same GPU
+    today, so the spec rules already refuse every such fallback; this guards the day it has one."""
+    import dataclasses
+
+    from gpufleet.azure.elastic import elastic_azure_problems
+    from gpufleet.pipeline import plan_node_groups
+    from gpufleet.spec import parse_cluster_spec
+
+    raw = {**SPEC, "accelerator": {"instance_type": "Standard_ND96isr_H100_v5"}, "fabric": "infiniband",
+           "placement_group": True, "fallback_zones": [], "nodes": {"min": 0, "max": 2}}
+    (plan,) = plan_node_groups(parse_cluster_spec(raw)).groups
+    assert elastic_azure_problems([plan]) == []
+    with_fallback = dataclasses.replace(plan, fallbacks=("Standard_ND96isr_H100_v5",))
+    assert [p.path for p in elastic_azure_problems([with_fallback])] == ["accelerator.fallback_types"]
+
+
+def test_pulumi_up_refuses_a_mixed_elastic_group_at_its_field_and_declares_nothing():
+    from gpufleet.plan.mocks import PlanMocks, RecordingMonitor
+    from gpufleet.plan.runner import run_program
+
+    monitor = RecordingMonitor(PlanMocks())
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("test", {"gpufleet:cluster": {**SPEC, "market": {"type": "mixed", "on_demand_base": 1}}},
+                    monitor=monitor)
+    assert "`market.type`" in str(caught.value) and "on demand or spot" in str(caught.value)
+    assert [r.name for r in monitor.declared.values() if r.custom] == []
