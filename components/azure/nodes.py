@@ -99,15 +99,20 @@ def build_scale_sets(name: str, selection: Selection, single_placement_group: bo
                      tag: Tagger, opts: pulumi.ResourceOptions,
                      backend_pool_id: pulumi.Input[str] | None = None,
                      ssh_public_key: pulumi.Input[str] | None = None,
-                     targets: list[ElasticTarget] | None = None) -> list[azure_native.compute.VirtualMachineScaleSet]:
+                     targets: list[ElasticTarget] | None = None,
+                     custom_data_by_size: dict[str, pulumi.Input[str]] | None = None,
+                     ) -> list[azure_native.compute.VirtualMachineScaleSet]:
     """`ssh_public_key`: the key as given (possibly another resource's output). Default: the spec's. `targets`: an
-    elastic group's scale sets (`elastic.elastic_targets`)."""
+    elastic group's scale sets (`elastic.elastic_targets`); `custom_data_by_size`: each target size's own node
+    config (its fallback type's plan), else `custom_data`."""
     spec = selection.spec
     key = ssh_public_key if ssh_public_key is not None else spec.access.ssh_public_key
     image = pinned_reference(image_reference(spec), spec.region, spec.image.track,
                              pulumi.InvokeOutputOptions(parent=opts.parent))  # one lookup for every scale set
+    by_size = custom_data_by_size or {}
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
-                       custom_data, tag, opts, image, backend_pool_id, key)
+                       by_size.get(plan.target.instance.name, custom_data) if plan.target else custom_data, tag, opts,
+                       image, backend_pool_id, key)
             for plan in scale_set_plans(selection, targets)]
 
 

@@ -119,6 +119,10 @@ def test_fallback_types_are_their_own_scale_sets_tried_after_the_chosen_type_in_
         ("Standard_NC24ads_A100_v4", "2"), ("Standard_NC48ads_A100_v4", "2")]
     conf = controller_files(raw)["/etc/slurm/slurm.conf"]
     assert "Features=gpu,Standard_NC24ads_A100_v4,Standard_NC48ads_A100_v4,tcp" in conf  # the smaller shape
+    configs = {s["inputs"]["sku"]["name"]: decode_user_data(
+        s["inputs"]["virtualMachineProfile"]["osProfile"]["customData"]) for s in sets.values()}
+    assert "GPUFLEET_GPUS='1'" in configs["Standard_NC24ads_A100_v4"]  # each type boots the node config of its own
+    assert "GPUFLEET_GPUS='2'" in configs["Standard_NC48ads_A100_v4"]  # plan (pipeline.fallback_type_plans)
 
 
 def test_the_controllers_slurm_conf_declares_cloud_nodes_and_power_saving():
