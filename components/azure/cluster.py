@@ -2,9 +2,10 @@
 
 The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
 declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
-spot-nodes, nodes-<i> (an elastic group's further targets), role-*, slurm-power-* (elastic groups), fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link,
-files-dns-group, and the serving and monitoring server children) and parented to the component; every resource
-sets `location` to the spec's region. Children use the caller's provider (`opts.provider` / `opts.providers`) or
+spot-nodes, nodes-<zone>-<size> (an elastic group's further targets), role-*, slurm-power-* (elastic groups),
+fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link, files-dns-group, and the
+serving and monitoring server children) and parented to the component; every resource sets `location` to the
+spec's region. Children use the caller's provider (`opts.provider` / `opts.providers`) or
 the default one, which reads the stack's `azure-native:*` config. Values that come from other resources are
 checked again once known (`gpufleet.request`).
 """
@@ -183,7 +184,9 @@ class AzureGpuCluster(GpuClusterOutputs):
             unique, [(fleet.plan, fleet.targets or []) for fleet in fleets], values[0], values[1], metrics))
         self.slurm.start(power)
         grant_power_permissions(name, pulumi.get_stack(), self.slurm.principal, subscription, resource_group,
-                                [scale_set.id for fleet in fleets for scale_set in fleet.scale_sets],
+                                [(f"{fleet.plan.group}-{target.role}" if fleet.plan.group else target.role,
+                                  scale_set.id) for fleet in fleets
+                                 for target, scale_set in zip(fleet.targets or [], fleet.scale_sets, strict=True)],
                                 [self.network.subnet_id, self.security.nsg_id, self.security.asg_id], child)
 
 

@@ -3,8 +3,8 @@ programs (`gpufleet.cloud_init.power.azure`) need to grow them and delete their 
 
 - Targets: the group's zone, then each of its `fallback_zones` (never on an InfiniBand group: it is placed); in each zone the chosen type, then each of its
   `accelerator.fallback_types` (a resume tries the next type, then the next zone). Each target is its own scale set
-  (a scale set has one size and one zone list), named `{name}[-{group}]-nodes` for the first and `...-nodes-{i}` for
-  the others (fallback types are refused on an InfiniBand group: InfiniBand links do not cross scale sets, and a
+  (a scale set has one size and one zone list), named `{name}[-{group}]-nodes` for the first and
+  `...-nodes-<zone>-<size>` for the others (so a changed fallback list never renames another target's scale set) (fallback types are refused on an InfiniBand group: InfiniBand links do not cross scale sets, and a
   resume may split a job's nodes between targets), with a physical name gpufleet chooses (`scale_set_name`): the controller's power config names each
   scale set by its id, built as a string from the subscription, resource group and that name, so the controller
   never waits on a scale set and the scale sets (whose tags name the controller's address) never wait on it.
@@ -34,6 +34,7 @@ programs (`gpufleet.cloud_init.power.azure`) need to grow them and delete their 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class ElasticTarget:
     instance: InstanceType
     zone: str
     role: str
-    """The child's name suffix: `nodes`, `nodes-1`, ..."""
+    """The child's name suffix: `nodes`, `nodes-2-nc24ads-a100-v4`, ..."""
     scale_set_name: str
 
 
@@ -92,21 +93,35 @@ def zones(plan: ClusterPlan) -> list[str]:
     return list(dict.fromkeys([plan.spec.zone or "", *plan.spec.fallback_zones]))
 
 
-def scale_set_name(stack: str, group_name: str, unique: str, index: int) -> str:
-    """`<stack>-<name>[-<group>]-<hash>-<i>`: unique per resource group (the hash is the cluster's), at most 64."""
-    tail = f"-{unique}-{index}"
-    base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{group_name}".lower()).strip("-")
-    return base[:SCALE_SET_NAME_MAX - len(tail)].strip("-") + tail
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+
+
+def target_key(size: str, zone: str) -> str:
+    """A fallback target's own name part, `<zone>-<size>` (e.g. `2-nc48ads-a100-v4`): adding, dropping or
+    reordering fallbacks never renames (so never replaces) another target's scale set."""
+    return f"{zone or 'regional'}-{_slug(size.removeprefix('Standard_'))}"
+
+
+def scale_set_name(stack: str, group_name: str, unique: str, key: str) -> str:
+    """`<stack>-<name>[-<group>]-<hash>-<key>`: unique per resource group (the hash is the cluster's), at most 64;
+    `key` is `0` for the group's first target, else 6 hex digits of the target's `target_key`."""
+    tail = f"-{unique}-{key if key == '0' else hashlib.sha256(key.encode()).hexdigest()[:6]}"
+    return _slug(f"{stack}-{group_name}")[:SCALE_SET_NAME_MAX - len(tail)].strip("-") + tail
 
 
 def elastic_targets(plan: ClusterPlan, stack: str, group_name: str, unique: str) -> list[ElasticTarget]:
-    """In the order a resume tries them: per zone, the chosen type then its fallbacks."""
+    """In the order a resume tries them: per zone, the chosen type then its fallbacks. The first target keeps the
+    fixed group's child name (`nodes`); the others are named by their zone and size (`nodes-<target_key>`)."""
     catalog = load_catalog()
     types = [plan.instance, *(catalog.instance(plan.spec.cloud, name) for name in plan.fallbacks)]
     pairs = [(instance, zone) for zone in zones(plan) for instance in types if instance is not None]
-    return [ElasticTarget(instance, zone, "nodes" if index == 0 else f"nodes-{index}",
-                          scale_set_name(stack, group_name, unique, index))
-            for index, (instance, zone) in enumerate(pairs)]
+    targets = []
+    for index, (instance, zone) in enumerate(pairs):
+        key = "0" if index == 0 else target_key(instance.name, zone)
+        targets.append(ElasticTarget(instance, zone, "nodes" if index == 0 else f"nodes-{key}",
+                                     scale_set_name(stack, group_name, unique, key)))
+    return targets
 
 
 def scale_set_id(subscription: str, resource_group: str, name: str) -> str:

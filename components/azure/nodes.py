@@ -90,7 +90,7 @@ def priority_args(plan: ScaleSetPlan, max_price: float | None) -> dict:
 def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
     """Host names: `<stack>-<name>[-spot]` + six base-36 characters Azure appends; lowercase letters, digits, '-'."""
     base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{name}".lower()).strip("-")[:COMPUTER_NAME_PREFIX_MAX].strip("-")
-    suffix = "" if plan.role == "nodes" else "-spot" if plan.role == "spot-nodes" else f"-{plan.role.split('-')[-1]}"
+    suffix = "-spot" if plan.role == "spot-nodes" else ""  # an elastic node's Slurm name is not its host name
     return f"{base}{suffix}-"
 
 

@@ -36,9 +36,10 @@ nodes' application security group only; each scope grants only the action that a
 
 
 def grant_power_permissions(name: str, stack: str, principal: pulumi.Input[str], subscription: pulumi.Input[str],
-                            resource_group: pulumi.Input[str], scale_set_ids: Sequence[pulumi.Input[str]],
+                            resource_group: pulumi.Input[str], scale_sets: Sequence[tuple[str, pulumi.Input[str]]],
                             network_ids: Sequence[pulumi.Input[str]], opts: pulumi.ResourceOptions) -> None:
-    """Children `{name}-slurm-power-role`, `-ops-role`, `-join-role`, `-grant-<i>` (one per scale set),
+    """Children `{name}-slurm-power-role`, `-ops-role`, `-join-role`, `-grant-<key>` (one per scale set: `scale_sets`
+    holds (key, id), the key naming the scale set's target, so another target's grant is never renamed),
     `-ops-grant` and `-join-<i>` (the subnet, the NSG, the nodes' ASG: `network_ids`, in that order)."""
     role = f"{name}-slurm-power"
     group_id = pulumi.Output.concat("/subscriptions/", subscription, "/resourceGroups/", resource_group)
@@ -49,8 +50,8 @@ def grant_power_permissions(name: str, stack: str, principal: pulumi.Input[str],
         lambda ids: list(dict.fromkeys([ids[0], *filter(None, (resource_group_of(i) for i in ids[1:]))])))
     joiner = _role(f"{role}-join-role", stack, name, "network joins", JOIN_ACTIONS, group_id,
                    join_scopes, opts)
-    for index, scale_set in enumerate(scale_set_ids):
-        _assign(f"{role}-grant-{index}", writer, scale_set, principal, stack, name, "one elastic scale set", opts)
+    for key, scale_set in scale_sets:
+        _assign(f"{role}-grant-{key}", writer, scale_set, principal, stack, name, "one elastic scale set", opts)
     _assign(f"{role}-ops-grant", reader, group_id, principal, stack, name, "operation status, read-only", opts)
     for index, network_id in enumerate(network_ids):
         _assign(f"{role}-join-{index}", joiner, network_id, principal, stack, name, "the nodes' network", opts)

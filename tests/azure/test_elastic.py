@@ -91,8 +91,8 @@ def options(raw: dict) -> dict[str, pulumi.ResourceOptions]:
 
 def test_an_elastic_group_is_one_scale_set_per_target_at_capacity_0_that_azure_never_shrinks_or_refills():
     sets = scale_sets(doc(SPEC))
-    assert sorted(sets) == ["gpufleet-nodes", "gpufleet-nodes-1"]
-    for name, zone in (("gpufleet-nodes", "1"), ("gpufleet-nodes-1", "2")):
+    assert sorted(sets) == ["gpufleet-nodes", "gpufleet-nodes-2-nc24ads-a100-v4"]
+    for name, zone in (("gpufleet-nodes", "1"), ("gpufleet-nodes-2-nc24ads-a100-v4", "2")):
         inputs = sets[name]["inputs"]
         assert inputs["sku"] == {"capacity": 0, "name": "Standard_NC24ads_A100_v4", "tier": "Standard"}
         assert inputs["zones"] == [zone]
@@ -103,7 +103,7 @@ def test_an_elastic_group_is_one_scale_set_per_target_at_capacity_0_that_azure_n
         assert options(SPEC)[name].ignore_changes == ["sku.capacity"]  # `pulumi up` never scales resumed nodes to 0
         assert inputs["vmScaleSetName"].startswith("test-gpufleet-") and len(inputs["vmScaleSetName"]) <= 64
         assert "gpufleet-slurm-controller" in inputs["tags"] and "gpufleet-slurm-key" in inputs["tags"]
-    assert sets["gpufleet-nodes"]["inputs"]["vmScaleSetName"] != sets["gpufleet-nodes-1"]["inputs"]["vmScaleSetName"]
+    assert sets["gpufleet-nodes"]["inputs"]["vmScaleSetName"] != sets["gpufleet-nodes-2-nc24ads-a100-v4"]["inputs"]["vmScaleSetName"]
 
 
 def test_fallback_types_are_their_own_scale_sets_tried_after_the_chosen_type_in_each_zone():
@@ -123,6 +123,18 @@ def test_fallback_types_are_their_own_scale_sets_tried_after_the_chosen_type_in_
         s["inputs"]["virtualMachineProfile"]["osProfile"]["customData"]) for s in sets.values()}
     assert "GPUFLEET_GPUS='1'" in configs["Standard_NC24ads_A100_v4"]  # each type boots the node config of its own
     assert "GPUFLEET_GPUS='2'" in configs["Standard_NC48ads_A100_v4"]  # plan (pipeline.fallback_type_plans)
+
+
+def test_adding_a_fallback_type_leaves_every_other_targets_scale_set_and_grant_as_it_was():
+    """A renamed scale set is a replaced one, with its running nodes: targets are named by zone and size."""
+    before = named(doc(SPEC))
+    raw = {**SPEC, "accelerator": {"instance_type": "Standard_NC24ads_A100_v4",
+                                   "fallback_types": ["Standard_NC48ads_A100_v4"]}}
+    after = named(doc(raw))
+    for name in ("gpufleet-nodes", "gpufleet-nodes-2-nc24ads-a100-v4", "gpufleet-slurm-power-grant-nodes",
+                 "gpufleet-slurm-power-grant-nodes-2-nc24ads-a100-v4"):
+        assert after[name]["inputs"] == before[name]["inputs"], name
+    assert {"gpufleet-nodes-1-nc48ads-a100-v4", "gpufleet-nodes-2-nc48ads-a100-v4"} <= set(after)
 
 
 def test_the_controllers_slurm_conf_declares_cloud_nodes_and_power_saving():
@@ -146,7 +158,7 @@ def test_the_power_config_names_each_scale_set_by_the_id_azure_gives_it():
     base = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets"
     assert [(t.scale_set_id, t.vm_size, t.zone) for t in group.azure.targets] == [
         (f"{base}/{sets[name]['inputs']['vmScaleSetName']}", "Standard_NC24ads_A100_v4", zone)
-        for name, zone in (("gpufleet-nodes", "1"), ("gpufleet-nodes-1", "2"))]
+        for name, zone in (("gpufleet-nodes", "1"), ("gpufleet-nodes-2-nc24ads-a100-v4", "2"))]
     assert config.metrics_file.startswith("/var/lib/prometheus/node-exporter/")
     assert "/usr/local/sbin/gpufleet-slurm-power" in files and "/usr/local/lib/gpufleet/gpufleet_power/azure.py" in files
 
@@ -160,7 +172,7 @@ def test_the_controllers_identity_writes_the_elastic_scale_sets_only():
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write"]}]
     grants = {name: r["inputs"] for name, r in resources.items() if name.startswith("gpufleet-slurm-power-grant-")}
-    assert sorted(grant["scope"] for grant in grants.values()) == ["gpufleet-nodes-1-id", "gpufleet-nodes-id"]
+    assert sorted(grant["scope"] for grant in grants.values()) == ["gpufleet-nodes-2-nc24ads-a100-v4-id", "gpufleet-nodes-id"]
     assert {grant["roleDefinitionId"] for grant in grants.values()} == {"gpufleet-slurm-power-role-id"}
     principal = resources["gpufleet-slurm-key-access"]["inputs"]["principalId"]  # the controller VM's identity
     assert {grant["principalId"] for grant in grants.values()} == {principal}
@@ -191,11 +203,11 @@ def test_the_policy_pack_passes_and_refuses_a_broader_grant():
     assert [v.line() for v in check_plan(document)] == []
     rule = "azure-scale-set-writers-scoped"
     on_group = copy.deepcopy(document)
-    named(on_group)["gpufleet-slurm-power-grant-0"]["inputs"]["scope"] = \
+    named(on_group)["gpufleet-slurm-power-grant-nodes"]["inputs"]["scope"] = \
         f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{GROUP}"
     assert [v.line() for v in check_plan(on_group) if rule in v.line()]
     contributor = copy.deepcopy(document)
-    named(contributor)["gpufleet-slurm-power-grant-1"]["inputs"]["roleDefinitionId"] = (
+    named(contributor)["gpufleet-slurm-power-grant-nodes-2-nc24ads-a100-v4"]["inputs"]["roleDefinitionId"] = (
         f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/"
         "9980e02c-c2be-4d73-94e8-173b1dc7cf3c")  # Virtual Machine Contributor
     assert [v.line() for v in check_plan(contributor) if rule in v.line()]
