@@ -142,8 +142,8 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
     return spec
 
 
-ELASTIC_CLOUDS = frozenset({"aws", "gcp"})
-"""The clouds whose component declares elastic groups (`components/aws/elastic.py`, `components/gcp/elastic.py`)."""
+ELASTIC_CLOUDS = frozenset({"aws", "azure", "gcp"})
+"""The clouds whose component declares elastic groups (`components/{aws,azure,gcp}/elastic.py`): all three."""
 
 
 def undeclared_elastic_problems(plans: NodeGroupPlans) -> list[Problem]:

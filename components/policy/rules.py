@@ -32,6 +32,9 @@ RULES: tuple[Rule, ...] = (
          check=azure.no_password_auth),
     Rule("azure-no-open-admin-or-exporter-ingress", "no internet ingress on 22, 3389 or exporter ports", MANDATORY,
          check=azure.nsg_open_ingress),
+    Rule("azure-scale-set-writers-scoped", "roles that grow scale sets or delete their instances are assigned on "
+         "scale sets only, and their holder gets no Owner, Contributor or Virtual Machine Contributor", MANDATORY,
+         stack_check=azure.scale_set_writers_scoped),
     Rule("gcp-gpu-terminate-on-maintenance", "GPU VMs set onHostMaintenance: TERMINATE", MANDATORY,
          check=gcp.terminate_on_maintenance),
     Rule("gcp-spot-no-automatic-restart", "spot VMs set automaticRestart: false", MANDATORY,

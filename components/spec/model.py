@@ -176,7 +176,7 @@ class NodeGroup(StrictModel):
 
     _node_range = model_validator(mode="before")(node_range_input)
     nodes: Count | None = Field(None, ge=1, le=4096)
-    """Nodes in this group, 1 to 4096, or `{min, max}` for an elastic group (with Slurm; declared on AWS and GCP, refused on Azure for now). Default: the cluster's `nodes`."""
+    """Nodes in this group, 1 to 4096, or `{min, max}` for an elastic group (with Slurm: README "Elastic clusters"). Default: the cluster's `nodes`."""
     nodes_range: NodeRange | None = None
     """Written as `nodes: {min, max}`."""
     accelerator: Accelerator | None = None
@@ -208,7 +208,7 @@ class ClusterSpec(StrictModel):
     """Elastic groups without placement: other zones of the region a resume tries, after every type in `zone`, when capacity runs out. Default: none."""
     _node_range = model_validator(mode="before")(node_range_input)
     nodes: Count | None = Field(None, ge=1, le=4096)
-    """Number of GPU nodes, 1 to 4096, or `{min: 0, max: 16}` for an elastic group that Slurm grows with its queue and shrinks to `min` when idle (declared on AWS and GCP, refused on Azure for now: README "Elastic clusters (in progress)"). Changing it touches only the fleet. Required, unless every node group sets its own."""
+    """Number of GPU nodes, 1 to 4096, or `{min: 0, max: 16}` for an elastic group that Slurm grows with its queue and shrinks to `min` when idle (on AWS, Azure and GCP: README "Elastic clusters"). Changing it touches only the fleet. Required, unless every node group sets its own."""
     nodes_range: NodeRange | None = None
     """Written as `nodes: {min, max}`."""
     accelerator: Accelerator | None = None

@@ -188,17 +188,15 @@ def test_the_cost_shows_the_elastic_groups_idle_and_full_price():
     assert outputs["estimated_usd_per_hour"] == total["usd_per_hour"] == group["full_usd_per_hour"]
 
 
-@pytest.mark.parametrize("cloud", ["azure"])
-def test_azure_still_refuses_a_range(cloud):
+@pytest.mark.parametrize("cloud", ["aws", "azure"])
+def test_every_cloud_declares_a_range(cloud):
     from gpufleet.pipeline import check_cluster_input
-    from gpufleet.spec.errors import SpecError
 
     raw = {"cloud": cloud, "region": "us-east-2" if cloud == "aws" else "eastus", "nodes": {"min": 0, "max": 2},
            **({"zone": "use2-az2"} if cloud == "aws" else {"access": {"ssh_public_key": KEY}}),
            "accelerator": {"instance_type": "g6.12xlarge" if cloud == "aws" else "Standard_NC24ads_A100_v4"},
            "scheduler": {"kind": "slurm"}, "placement_group": False, "fabric": "tcp"}
-    with pytest.raises(SpecError, match="does not declare them yet"):
-        check_cluster_input(raw)
+    assert check_cluster_input(raw).nodes_range.max == 2
 
 
 FALLBACK = {**SPEC, "accelerator": {"instance_type": "g2-standard-8", "fallback_types": ["g2-standard-12"]}}

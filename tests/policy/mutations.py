@@ -124,6 +124,11 @@ def _unscoped_terminate(d):
         {"Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:TerminateInstances"], "Resource": "*"}]})
 
 
+def _scale_set_writer_on_the_group(d):
+    role = _first(d, "azure-native:authorization:RoleDefinition")  # the monitoring server's discovery role
+    role["permissions"][0]["actions"].append("Microsoft.Compute/virtualMachineScaleSets/write")
+
+
 def _on_demand_fleet(d):
     mixed = _first(d, ASG)["mixedInstancesPolicy"]
     mixed["instancesDistribution"]["onDemandPercentageAboveBaseCapacity"] = 100
@@ -166,6 +171,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("gcp-gpu-shielded-vm", "gcp-dev", _not_shielded),
     ("gcp-instance-writers-scoped", "gcp-train", _project_instance_admin),
     ("gcp-reservation-only-machine-not-standard", "gcp-dev", _a4_on_demand),
+    ("azure-scale-set-writers-scoped", "azure-train", _scale_set_writer_on_the_group),
     ("cost-on-demand-multi-node", "aws-train", _on_demand_fleet),
     ("cost-dev-stack-without-spot", "aws-dev", _dev_bigger),
 ]
