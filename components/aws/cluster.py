@@ -36,6 +36,7 @@ from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import raise_if
 from .elastic import ElasticTemplate, elastic_aws_problems, grant_power_permissions, power_config, power_group_name
+from .elastic import fallback_zones as elastic_fallback_zones
 from .identity import build_instance_profile, grid_driver_location
 from .monitoring_server import build_monitoring_server, plan_monitoring
 from .network import build_network
@@ -124,7 +125,8 @@ class AwsGpuCluster(GpuClusterOutputs):
         spec = selection.spec
         tag = tagger(pulumi.get_stack(), name, inputs.tags, cluster_hash(name))
         child = pulumi.ResourceOptions(parent=self)
-        self.network = build_network(name, spec, inputs.existing_subnet_id, tag, child)
+        self.network = build_network(name, spec, inputs.existing_subnet_id, tag, child,
+                                     tuple(elastic_fallback_zones(plans.groups)))
         network = self.network
         self.security_group = build_security_group(name, spec, network.vpc_id, tag, child)
         self.placement = build_placement_group(name, plans.placed[0], tag, child) if plans.placed else None
@@ -195,13 +197,18 @@ class AwsGpuCluster(GpuClusterOutputs):
         grant = grant_power_permissions(name, region, unique, self.slurm.role_name, elastic, self.identity.role.arn,
                                         child)
         placement = self.placement.name if self.placement else ""
+        zones = [zone for zone, _ in self.network.fallback_subnets]
+        zone_subnets = [pulumi.Output.all(subnet.id, subnet.availability_zone)
+                        for _, subnet in self.network.fallback_subnets]
         power = pulumi.Output.all(pulumi.Output.from_input(subnet_id), self.slurm.zone, placement,
-                                  [[template.id for template in item.templates()] for item in elastic]).apply(
+                                  [[template.id for template in item.templates()] for item in elastic],
+                                  zone_subnets).apply(
             lambda values: power_config(
                 region, unique, [(item.plan, ids[0], [(typed.instance.name, template) for (typed, _), template
                                                       in zip(item.fallbacks, ids[1:], strict=True)])
                                  for item, ids in zip(elastic, values[3], strict=True)],
-                values[0], values[1], values[2] or _existing_placement(elastic), metrics))
+                values[0], values[1], values[2] or _existing_placement(elastic), metrics,
+                {zone: (found[0], found[1] or zone) for zone, found in zip(zones, values[4], strict=True)}))
         self.slurm.start(power, [grant])
 
 

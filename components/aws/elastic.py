@@ -14,8 +14,9 @@ nothing more.
   each started instance `gpufleet-slurm-node=<name>` and the node runs as that CLOUD node (`slurm/node-name`).
 - Fallback types: each gets its own launch template (`{group}-{type}-lt`), planned like the chosen type
   (`pipeline.fallback_type_plans`: its node config names its type, its GPUs and its EFA interfaces), and each
-  target names its type's template. Fallback zones are refused: the cluster's network is one private subnet in one
-  zone.
+  target names its type's template. Fallback zones: each gets a private subnet (`network.py`, at most
+  `FALLBACK_SUBNETS_MAX` across the cluster), routed through the cluster's NAT gateway; a resume tries every type in
+  the group's zone, then every type in each fallback zone.
 - The controller's role gets one inline policy (`power_policy`), each statement scoped by the conditions the EC2
   User Guide documents: launches only from the groups' templates (`ec2:LaunchTemplate`), new instances, volumes and
   interfaces only with the cluster's tag in the request (`aws:RequestTag/gpufleet-cluster`), tags on create only
@@ -54,6 +55,7 @@ from gpufleet.cloud_init.power.config import (
 from ..groups.plans import ClusterPlan
 from ..scheduler.elastic import node_prefix
 from ..spec.errors import Problem
+from .network import FALLBACK_SUBNETS_MAX
 
 METRICS_FILE = "/var/lib/prometheus/node-exporter/gpufleet-power.prom"
 LAUNCHED = ("instance", "volume", "network-interface", "spot-instances-request")
@@ -73,15 +75,27 @@ def elastic_aws_problems(plans: Sequence[ClusterPlan]) -> list[Problem]:
         if spec.nodes_range is None:
             continue
         where = f"node_groups.{plan.group}." if plan.group else ""
-        if spec.fallback_zones:
+        if spec.fallback_zones and spec.network.existing_subnet_id:
             problems.append(Problem(f"{where}fallback_zones", list(spec.fallback_zones),
-                                    "AWS elastic groups launch into the cluster's one private subnet, in `zone`, in "
-                                    "this release: drop `fallback_zones`"))
+                                    "each fallback zone needs a private subnet, which gpufleet cannot add to "
+                                    "`network.existing_subnet_id`: use `network.existing_vpc_id`, or drop "
+                                    "`fallback_zones`"))
         if spec.market.type not in MARKETS:
             problems.append(Problem(f"{where}market.type", spec.market.type,
                                     "an AWS elastic group launches each resume at one market: expected spot or "
                                     "on-demand"))
+    zones = fallback_zones(plans)
+    if len(zones) > FALLBACK_SUBNETS_MAX:
+        problems.append(Problem("fallback_zones", zones, f"the cluster's network holds a private subnet for at most "
+                                f"{FALLBACK_SUBNETS_MAX} fallback zones (a quarter of `network.cidr` each) across its "
+                                f"elastic groups: list at most {FALLBACK_SUBNETS_MAX}"))
     return problems
+
+
+def fallback_zones(plans: Sequence[ClusterPlan]) -> list[str]:
+    """Every elastic group's fallback zones, in order, each once: a private subnet each."""
+    return list(dict.fromkeys(zone for plan in plans if plan.spec.nodes_range is not None
+                              for zone in plan.spec.fallback_zones))
 
 
 def power_group_name(plan: ClusterPlan) -> str:
@@ -90,13 +104,18 @@ def power_group_name(plan: ClusterPlan) -> str:
 
 
 def power_group(plan: ClusterPlan, template_id: str, subnet_id: str, zone: str, placement_group: str,
-                fallback_templates: Sequence[tuple[str, str]] = ()) -> PowerGroup:
-    """`fallback_templates`: (instance type, launch template id) of each fallback type, in the order tried."""
+                fallback_templates: Sequence[tuple[str, str]] = (),
+                zone_subnets: dict[str, tuple[str, str]] | None = None) -> PowerGroup:
+    """`fallback_templates`: (instance type, launch template id) of each fallback type, in the order tried.
+    `zone_subnets`: each fallback zone as written -> (subnet id, zone name). A resume tries every type in the
+    group's zone, then every type in each fallback zone."""
     assert plan.spec.nodes_range is not None
     group = power_group_name(plan)
-    targets = (AwsTarget(instance_type=plan.instance.name, subnet_id=subnet_id, availability_zone=zone),
-               *(AwsTarget(instance_type=kind, subnet_id=subnet_id, availability_zone=zone,
-                           launch_template_id=template) for kind, template in fallback_templates))
+    subnets = [(subnet_id, zone), *((zone_subnets or {})[other] for other in plan.spec.fallback_zones)]
+    targets = tuple(AwsTarget(instance_type=kind, subnet_id=subnet, availability_zone=where,
+                              launch_template_id=template)
+                    for subnet, where in subnets
+                    for kind, template in [(plan.instance.name, ""), *fallback_templates])
     return PowerGroup(name=group, partition=plan.spec.scheduler.slurm.partition,
                       node_prefix=node_prefix(plan.cluster_name, plan.group), max_nodes=plan.spec.nodes_range.max,
                       min_nodes=plan.spec.nodes_range.min,
@@ -106,10 +125,13 @@ def power_group(plan: ClusterPlan, template_id: str, subnet_id: str, zone: str, 
 
 
 def power_config(region: str, cluster_id: str, groups: Sequence[tuple[ClusterPlan, str, Sequence[tuple[str, str]]]],
-                 subnet_id: str, zone: str, placement_group: str, metrics: bool) -> PowerConfig:
-    """`groups`: (plan, launch template id, (type, template id) per fallback type) per elastic group."""
+                 subnet_id: str, zone: str, placement_group: str, metrics: bool,
+                 zone_subnets: dict[str, tuple[str, str]] | None = None) -> PowerConfig:
+    """`groups`: (plan, launch template id, (type, template id) per fallback type) per elastic group;
+    `zone_subnets`: each fallback zone -> (its subnet id, its zone name)."""
     return PowerConfig(cloud="aws", cluster_id=cluster_id, aws=AwsApi(region=region),
-                       groups=tuple(power_group(plan, template, subnet_id, zone, placement_group, fallbacks)
+                       groups=tuple(power_group(plan, template, subnet_id, zone, placement_group, fallbacks,
+                                                zone_subnets)
                                     for plan, template, fallbacks in groups),
                        metrics_file=METRICS_FILE if metrics else "")
 

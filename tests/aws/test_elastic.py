@@ -196,11 +196,13 @@ def test_a_fixed_group_beside_an_elastic_one_keeps_its_auto_scaling_group_and_dy
     assert launch["Resource"] == ["arn:mock:aws:ec2/launchTemplate:LaunchTemplate:gpufleet-burst-lt"]
 
 
-@pytest.mark.parametrize(("change", "path"), [
-    ({"fallback_zones": ["us-east-2a"]}, "fallback_zones"),
-    ({"market": {"type": "mixed", "on_demand_base": 1}}, "market.type"),
+@pytest.mark.parametrize(("change", "path", "said"), [
+    ({"fallback_zones": ["us-east-2a"], "network": {"existing_subnet_id": "subnet-0123456789abcdef0"}}, "fallback_zones",
+     "cannot add to `network.existing_subnet_id`"),
+    ({"fallback_zones": ["us-east-2a", "us-east-2c", "us-east-2d"]}, "fallback_zones", "at most 2 fallback zones"),
+    ({"market": {"type": "mixed", "on_demand_base": 1}}, "market.type", "one market"),
 ])
-def test_what_one_launch_template_in_one_subnet_cannot_serve_is_refused_at_its_field(change, path):
+def test_what_aws_elastic_groups_cannot_serve_is_refused_at_its_field(change, path, said):
     from gpufleet.aws.elastic import elastic_aws_problems
     from gpufleet.pipeline import plan_node_groups
     from gpufleet.spec import parse_cluster_spec
@@ -208,14 +210,42 @@ def test_what_one_launch_template_in_one_subnet_cannot_serve_is_refused_at_its_f
     plans = plan_node_groups(parse_cluster_spec({**SPEC, **change}))
     problems = elastic_aws_problems(plans.groups)
     assert [p.path for p in problems] == [path]
-    assert "got" in str(problems[0]) and ("expected" in problems[0].expected or "drop" in problems[0].expected)
+    assert "got" in str(problems[0]) and said in str(problems[0])
 
 
 def test_a_refused_elastic_spec_declares_nothing():
     from tests.conftest import refusal
 
-    message = refusal({**SPEC, "fallback_zones": ["us-east-2a"]})
-    assert "fallback_zones" in message and "one private subnet" in message
+    message = refusal({**SPEC, "market": {"type": "mixed", "on_demand_base": 1}})
+    assert "market.type" in message and "one market" in message
+
+
+ZONED = {**SPEC, "fallback_zones": ["us-east-2a", "us-east-2c"],
+         "accelerator": {"instance_type": "g6.12xlarge", "fallback_types": ["g6.24xlarge"]}}
+
+
+def test_each_fallback_zone_gets_a_private_subnet_and_every_type_is_tried_in_a_zone_before_the_next():
+    resources = named(doc(ZONED))
+    subnets = {name: r["inputs"] for name, r in resources.items() if r["type"] == "aws:ec2/subnet:Subnet"}
+    assert {name: (inputs["cidrBlock"], inputs["availabilityZone"]) for name, inputs in subnets.items()} == {
+        "gpufleet-subnet": ("10.0.0.0/18", "us-east-2b"), "gpufleet-nat-subnet": ("10.0.255.240/28", "us-east-2b"),
+        "gpufleet-subnet-us-east-2a": ("10.0.64.0/18", "us-east-2a"),
+        "gpufleet-subnet-us-east-2c": ("10.0.128.0/18", "us-east-2c")}
+    assert not any(inputs["mapPublicIpOnLaunch"] for inputs in subnets.values())
+    routed = {r["inputs"]["subnetId"]: r["inputs"]["routeTableId"] for r in resources.values()
+              if r["type"] == "aws:ec2/routeTableAssociation:RouteTableAssociation"}
+    assert routed["gpufleet-subnet-us-east-2a-id"] == routed["gpufleet-subnet-us-east-2c-id"] == \
+        routed["gpufleet-subnet-id"]  # through the cluster's NAT gateway, with its S3 endpoint
+    (group,) = load_power_config(user_data(ZONED, "gpufleet-slurm-controller")[
+        "/etc/gpufleet-slurm/power.json"]).groups
+    assert [(t.availability_zone, t.subnet_id, t.instance_type) for t in group.aws.targets] == [
+        ("us-east-2b", "gpufleet-subnet-id", "g6.12xlarge"), ("us-east-2b", "gpufleet-subnet-id", "g6.24xlarge"),
+        ("us-east-2a", "gpufleet-subnet-us-east-2a-id", "g6.12xlarge"),
+        ("us-east-2a", "gpufleet-subnet-us-east-2a-id", "g6.24xlarge"),
+        ("us-east-2c", "gpufleet-subnet-us-east-2c-id", "g6.12xlarge"),
+        ("us-east-2c", "gpufleet-subnet-us-east-2c-id", "g6.24xlarge")]
+    assert [v.line() for v in check_plan(doc(ZONED))] == []
+    assert problems_of([(r["type"], r["name"], r["inputs"]) for r in doc(ZONED)["resources"]]) == []
 
 
 def test_the_plans_power_config_launches_and_names_a_node_against_moto(tmp_path):
