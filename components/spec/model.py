@@ -49,7 +49,7 @@ REQUIRED_WITHOUT_GROUPS = ("nodes", "accelerator")
 
 class NodeRange(StrictModel):
     """An elastic node count: Slurm's power saving starts nodes for queued jobs, up to `max`, and releases idle ones
-    down to `min` (README "Elastic clusters (in progress)")."""
+    down to `min` (README "Elastic clusters")."""
 
     min: Count = Field(ge=0, le=MAX_CLUSTER_NODES, examples=[0])
     """Nodes kept up while the queue is empty, 0 to 4096; 0 pays for no GPU while idle."""
