@@ -92,6 +92,22 @@ def shielded_vm(resource: Resource, config: dict) -> Iterable[Finding]:
                       "enableSecureBoot: true}")
 
 
+UNSIGNED_MODULE_MACHINES = frozenset({"a3-megagpu-8g"})
+"""Where gpufleet turns Secure Boot off, and only under `gpudirect.allow_secure_boot_off`: GPUDirect-TCPXO's
+dmabuf import helper is built on the node by DKMS and is not signed (README "GCP fabrics")."""
+
+
+def secure_boot(resource: Resource, config: dict) -> Iterable[Finding]:
+    if not is_gpu_vm(resource):
+        return
+    shielded = resource.props.get("shieldedInstanceConfig") or {}
+    machine = str(resource.props.get("machineType") or "").rsplit("/", 1)[-1]
+    if shielded and shielded.get("enableSecureBoot") is False and machine not in UNSIGNED_MODULE_MACHINES:
+        yield Finding(f"Secure Boot is off on a {machine or 'GPU'} VM: unsigned kernel modules would load",
+                      "set shieldedInstanceConfig.enableSecureBoot: true (gpufleet turns it off only on A3 Mega "
+                      "nodes running GPUDirect-TCPXO, under gpudirect.allow_secure_boot_off)")
+
+
 @cache
 def reservation_only_machine_types() -> frozenset[str]:
     """GCP machine types the catalog marks as not sold on demand (`on_demand: reservation`: A4X, A4, A3 Ultra)."""

@@ -48,6 +48,8 @@ RULES: tuple[Rule, ...] = (
     Rule("gcp-no-open-ssh", "no 0.0.0.0/0 or ::/0 ingress on SSH or RDP", MANDATORY, check=gcp.no_open_ssh),
     Rule("gcp-gpu-shielded-vm", "GPU VMs are Shielded VMs (vTPM, integrity monitoring)", MANDATORY,
          check=gcp.shielded_vm),
+    Rule("gcp-gpu-secure-boot", "GPU VMs boot with Secure Boot (off only for A3 Mega's unsigned TCPXO module)",
+         MANDATORY, check=gcp.secure_boot),
     Rule("gcp-reservation-only-machine-not-standard", "A4X, A4 and A3 Ultra VMs are Spot or reservation-bound, "
          "never STANDARD (Google does not sell them on demand)", MANDATORY, check=gcp.reservation_only_not_standard),
     Rule("cost-on-demand-multi-node", "on-demand multi-node fleets over a $/h limit", ADVISORY,

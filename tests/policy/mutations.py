@@ -111,6 +111,9 @@ def _gcp_open_ssh(d):
 def _not_shielded(d): _first(d, TEMPLATE).pop("shieldedInstanceConfig")
 
 
+def _secure_boot_off(d): _first(d, TEMPLATE)["shieldedInstanceConfig"]["enableSecureBoot"] = False
+
+
 def _project_instance_admin(d):
     _first(d, "gcp:projects/iAMMember:IAMMember").update(role="roles/compute.instanceAdmin.v1", condition=None)
 
@@ -169,6 +172,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("gcp-no-firewall-on-roce", "gcp-train", _roce_firewall),
     ("gcp-no-open-ssh", "gcp-train", _gcp_open_ssh),
     ("gcp-gpu-shielded-vm", "gcp-dev", _not_shielded),
+    ("gcp-gpu-secure-boot", "gcp-dev", _secure_boot_off),
     ("gcp-instance-writers-scoped", "gcp-train", _project_instance_admin),
     ("gcp-reservation-only-machine-not-standard", "gcp-dev", _a4_on_demand),
     ("azure-scale-set-writers-scoped", "azure-train", _scale_set_writer_on_the_group),
