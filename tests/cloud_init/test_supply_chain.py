@@ -16,9 +16,7 @@ from .conftest import FILES
 
 COMMON = FILES / "usr/local/lib/gpufleet/common.sh"
 INSTALL = FILES / "usr/local/lib/gpufleet/install.d"
-# The one key fetched without a pinned fingerprint: Google's rotating apt key for the gIB plugin (UNVERIFIED
-# fingerprint; see cloud_init/README.md, "Downloads").
-UNPINNED = {"62-gcp-gpudirect"}
+UNPINNED: set[str] = set()  # every install step's key is pinned by fingerprint
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +74,13 @@ def test_the_efa_installer_is_checked_by_its_signature_before_it_runs():
     code = (INSTALL / "60-efa").read_text()
     assert code.index("gpgv --keyring") < code.index("tar -xzf") < code.index("efa_installer.sh")
     assert '4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC' in COMMON.read_text()  # AWS's published EFA key
+
+
+def test_the_gib_plugins_repositories_are_each_trusted_with_their_own_pinned_google_key():
+    code = (INSTALL / "62-gcp-gpudirect").read_text()
+    assert 'trusted_key https://packages.cloud.google.com/apt/doc/apt-key.gpg "$GOOGLE_CLOUD_PACKAGES_KEY_FINGERPRINT"' \
+        in code
+    assert 'trusted_key https://us-apt.pkg.dev/doc/repo-signing-key.gpg "$GOOGLE_ARTIFACT_REGISTRY_KEY_FINGERPRINT"' \
+        in code
+    assert 'GOOGLE_CLOUD_PACKAGES_KEY_FINGERPRINT="A362B822F6DEDC652817EA46B53DC80D13EDEF05"' in code
+    assert 'GOOGLE_ARTIFACT_REGISTRY_KEY_FINGERPRINT="35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3"' in code
