@@ -28,6 +28,17 @@ class AcceleratorArgs(TypedDict):
     """Cloud instance type, e.g. "p5.48xlarge". Default: the cheapest type with `gpu` x `gpus_per_node`."""
     gpu_fraction: NotRequired[float]
     """A vGPU slice of one GPU, e.g. 0.25 (AWS G6f, Azure NVadsA10 v5, GCP G4 fractional sizes), with the GRID guest driver. Default: whole GPUs only."""
+    fallback_types: NotRequired[list[str]]
+    """Elastic groups: other instance types a resume tries when the chosen one has no capacity, each with the same GPU model and fabric. Default: none."""
+
+
+class NodeRangeArgs(TypedDict):
+    """An elastic group's size: Slurm grows it with its queue up to `max` and shrinks it to `min` when idle."""
+
+    min: int
+    """Nodes kept up when the queue is empty, 0 or more."""
+    max: int
+    """The most nodes the group may have, 1 to 4096."""
 
 
 class MarketArgs(TypedDict):
@@ -111,6 +122,8 @@ class NodeGroupArgs(TypedDict):
 
     nodes: NotRequired[int]
     """Nodes in this group, 1 to 4096. Default: the cluster's `nodes`."""
+    nodes_range: NotRequired[NodeRangeArgs]
+    """Instead of `nodes`: an elastic group (with Slurm), the stack file's `nodes: {min, max}`. Default: a fixed count."""
     accelerator: NotRequired[AcceleratorArgs]
     """This group's GPU or instance type. Default: the cluster's."""
     market: NotRequired[MarketArgs]
@@ -136,6 +149,10 @@ class GpuClusterArgs(TypedDict):
     """Availability zone. Required on AWS and GCP: RDMA fabrics do not cross zones."""
     nodes: NotRequired[int]
     """Number of GPU nodes, 1 to 4096. Changing it touches only the fleet. Required unless every node group sets its own."""
+    nodes_range: NotRequired[NodeRangeArgs]
+    """Instead of `nodes`: an elastic group that Slurm grows with its queue (README "Elastic clusters"), the stack file's `nodes: {min, max}`. Default: a fixed count."""
+    fallback_zones: NotRequired[list[str]]
+    """Elastic groups without placement: other zones of the region a resume tries when capacity runs out. Default: none."""
     accelerator: NotRequired[AcceleratorArgs]
     """The GPU (model and count) or the instance type. Required unless every node group sets its own."""
     market: NotRequired[MarketArgs]

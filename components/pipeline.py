@@ -106,6 +106,21 @@ def plan_cluster(spec: ClusterSpec, catalog: Catalog | None = None, *,
                        group=group, slurm_default=slurm_default, fallbacks=fallbacks)
 
 
+def fallback_type_plans(plan: ClusterPlan, catalog: Catalog | None = None, *,
+                        pin: Pin = deferred_digest) -> tuple[ClusterPlan, ...]:
+    """The plan of each of an elastic group's fallback types, in the order a resume tries them: the group's spec
+    with that type chosen, for clouds that declare a node config per type (a GCP instance template, an Azure scale
+    set). `plan_cluster` checked each already, so a problem here is an internal error."""
+    plans = []
+    for name in plan.fallbacks:
+        accelerator = plan.spec.accelerator.model_copy(update={"instance_type": name, "gpu": None,
+                                                               "gpus_per_node": None, "fallback_types": []})
+        plans.append(plan_cluster(plan.spec.model_copy(update={"accelerator": accelerator}), catalog,
+                                  name=plan.cluster_name, pin=pin, group=plan.group,
+                                  slurm_default=plan.slurm_default))
+    return tuple(plans)
+
+
 def placed_fallback_zone_problems(selection: Selection) -> list[Problem]:
     """A placement the selection turned on (multi-node, or an RDMA fabric) keeps the group in `zone`."""
     spec = selection.spec
@@ -127,8 +142,8 @@ def check_cluster_input(raw: Any, catalog: Catalog | None = None) -> ClusterSpec
     return spec
 
 
-ELASTIC_CLOUDS = frozenset({"gcp"})
-"""The clouds whose component declares elastic groups (GCP: `components/gcp/elastic.py`)."""
+ELASTIC_CLOUDS = frozenset({"aws", "azure", "gcp"})
+"""The clouds whose component declares elastic groups (`components/{aws,azure,gcp}/elastic.py`): all three."""
 
 
 def undeclared_elastic_problems(plans: NodeGroupPlans) -> list[Problem]:

@@ -100,6 +100,18 @@ class ClusterRequest:
         return output.apply(validated)
 
 
+def _range_as_nodes(raw: Mapping[str, Any], where: str, problems: list[Problem]) -> dict[str, Any]:
+    """GpuClusterArgs' `nodes_range` (a typed field, since a package schema cannot say "a number or a range") is
+    the stack file's `nodes: {min, max}`."""
+    if raw.get("nodes_range") is None:
+        return {key: value for key, value in raw.items() if key != "nodes_range"}
+    if raw.get("nodes") is not None:
+        problems.append(Problem(f"{where}nodes_range", raw["nodes_range"],
+                                f"either `{where}nodes` (a fixed count) or `{where}nodes_range` (an elastic group), not both"))
+        return {key: value for key, value in raw.items() if key != "nodes_range"}
+    return {**{key: value for key, value in raw.items() if key != "nodes_range"}, "nodes": raw["nodes_range"]}
+
+
 def cluster_request(args: Mapping[str, Any], cloud: str) -> ClusterRequest:
     """Parses `args` for `cloud`; raises `ClusterRefused` with every problem found in the known values.
 
@@ -112,7 +124,10 @@ def cluster_request(args: Mapping[str, Any], cloud: str) -> ClusterRequest:
     if "cloud" in args and args["cloud"] != cloud:
         problems.append(Problem("cloud", args["cloud"], f"expected {cloud!r} (or nothing) for this component"))
     raw = {key: value for key, value in args.items() if value is not None}
-    raw = {**raw, "cloud": cloud}
+    raw = {**_range_as_nodes(raw, "", problems), "cloud": cloud}
+    if isinstance(raw.get("node_groups"), Mapping):
+        raw["node_groups"] = {group: _range_as_nodes(value, f"node_groups.{group}.", problems)
+                              if isinstance(value, Mapping) else value for group, value in raw["node_groups"].items()}
     deferred: dict[str, pulumi.Output] = {}
     for path, value in list(_walk(raw)):
         if _is_unknown(value):

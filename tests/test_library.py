@@ -258,3 +258,24 @@ def test_every_feature_child_inherits_the_callers_provider_and_names_the_region(
         wanted = {"aws:autoscaling/schedule:Schedule", "aws:fsx/lustreFileSystem:LustreFileSystem",
                   "aws:ec2/instance:Instance"} if stack == "aws-train" else {"aws:lb/loadBalancer:LoadBalancer"}
         assert wanted <= types
+
+
+def test_a_program_declares_an_elastic_group_through_the_typed_args():
+    """`nodes_range` and `fallback_zones` in GpuClusterArgs (what another language's SDK sends, in snake case)
+    declare gcp-burst's elastic group: its template, no instance group, a controller that powers nodes up."""
+    args = stack_args("gcp-burst")
+    args.pop("nodes")
+    args["nodes_range"] = {"min": 0, "max": 4}
+    monitor, _ = declare(lambda: GcpGpuCluster("gpufleet", args), stack="gcp-burst")
+    types = [r.type for r in monitor.declared_resources()]
+    assert "gcp:compute/instanceGroupManager:InstanceGroupManager" not in types
+    assert "gcp:compute/instanceTemplate:InstanceTemplate" in types
+    controller = next(r for r in monitor.declared_resources() if r.name == "gpufleet-slurm-controller")
+    assert "/etc/gpufleet-slurm/power.json" in controller.inputs["metadata"]["user-data"]
+    assert "us-central1-c" in controller.inputs["metadata"]["user-data"]  # a fallback zone of the power config
+
+
+def test_nodes_and_nodes_range_together_are_refused_at_the_field():
+    with pytest.raises(SpecError, match="`nodes_range`: got .*either `nodes` .* or `nodes_range`"):
+        declare(lambda: GcpGpuCluster("gpufleet", {**stack_args("gcp-burst"), "nodes": 2,
+                                                   "nodes_range": {"min": 0, "max": 4}}))

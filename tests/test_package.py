@@ -186,10 +186,6 @@ def test_the_args_cover_every_spec_field():
         for name, field in model.model_fields.items():
             if name == "cloud" and not path:
                 continue
-            # Elastic groups' fields: `nodes: {min, max}` (kept as nodes_range) and its fallbacks are refused by every
-            # component until the components declare elastic groups (README "Elastic clusters (in progress)").
-            if not path and name in ("nodes_range", "fallback_zones"):
-                continue
             if name not in hints:
                 gaps.append(f"{path}{name}")
                 continue

@@ -75,7 +75,7 @@ class AwsProvider:
             answer = self.ec2.create_fleet(
                 Type="instant",
                 LaunchTemplateConfigs=[{"LaunchTemplateSpecification": {
-                    "LaunchTemplateId": group.aws.launch_template_id,
+                    "LaunchTemplateId": spec.launch_template_id or group.aws.launch_template_id,
                     "Version": group.aws.launch_template_version}, "Overrides": [override]}],
                 TargetCapacitySpecification={"TotalTargetCapacity": len(names),
                                              "DefaultTargetCapacityType": group.aws.market},

@@ -55,6 +55,8 @@ class AwsTarget:
     instance_type: str
     subnet_id: str
     availability_zone: str
+    launch_template_id: str = ""
+    """A fallback type's own launch template (its node config names its type); "" for the group's."""
 
 
 @dataclass(frozen=True, kw_only=True)

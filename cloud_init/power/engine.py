@@ -13,7 +13,8 @@ targets, what Slurm is told when nothing is left, and the safety rules.
 - sync (every minute, the controller's timer): returns nodes this engine set DOWN (and nodes that timed out) to
   service once their retry time has passed, powers up nodes until `min_nodes` of each group are up or coming
   (slurm.conf's SuspendExcNodes keeps them from being powered down again), and clears a group's short flag once no
-  node of it is DOWN for capacity or quota any more.
+  node of it is DOWN for capacity or quota any more; it also records how many of each group's nodes are up (billed)
+  and busy, for the dashboard.
 """
 
 from __future__ import annotations
@@ -164,9 +165,12 @@ def sync(config: PowerConfig, slurm: Slurm, state: PowerState, now: float | None
             slurm.update(returning, "RESUME")
         if group.min_nodes:
             _keep_min(group, shown, set(returning), slurm)
-        if not any(node.reason.startswith(SHORT_PREFIXES) and node.name not in returning
-                   for node in shown.values()):
-            with state.locked():
+        recovered = not any(node.reason.startswith(SHORT_PREFIXES) and node.name not in returning
+                            for node in shown.values())
+        with state.locked():
+            state.seen(group.name, up=sum(node.up_or_coming for node in shown.values()),
+                       busy=sum(node.busy for node in shown.values()))
+            if recovered:
                 state.not_short(group.name)
 
 

@@ -8,7 +8,10 @@ textfile collector, the way cloud_init/controller/gpufleet-slurm-metrics publish
   the other two), which the `GpufleetCapacityShort` alert reads;
 - `gpufleet_power_resume_failures_total{group, reason}`: nodes a resume could not start (`timeout`: nodes that did
   not register by ResumeTimeout);
-- `gpufleet_power_nodes_resumed_total{group}`, `gpufleet_power_nodes_released_total{group}`.
+- `gpufleet_power_nodes_resumed_total{group}`, `gpufleet_power_nodes_released_total{group}`;
+- `gpufleet_power_nodes_up{group}` (nodes with, or getting, an instance: what the cloud bills) and
+  `gpufleet_power_nodes_busy{group}` (those running a job), as `sync` last saw them each minute: the dashboard's
+  nodes up by group and its GPU-hours used against paid.
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ class PowerState:
         record = self.group(group)
         record[key] = record.get(key, 0) + nodes
 
+    def seen(self, group: str, up: int, busy: int) -> None:
+        record = self.group(group)
+        record["up"], record["busy"] = up, busy
+
     def failed(self, group: str, reason: str, nodes: int) -> None:
         failures = self.group(group)["failures"]
         failures[reason] = failures.get(reason, 0) + nodes
@@ -86,6 +93,11 @@ class PowerState:
                                ("released", "Instances deleted by SuspendProgram or ResumeFailProgram.")):
             metric = f"gpufleet_power_nodes_{key}_total"
             lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]
+            lines += [f'{metric}{{group="{name}"}} {record.get(key, 0)}' for name, record in records.items()]
+        for key, help_text in (("up", "Slurm nodes with, or getting, an instance (billed), at the last sync."),
+                               ("busy", "Slurm nodes running a job, at the last sync.")):
+            metric = f"gpufleet_power_nodes_{key}"
+            lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge"]
             lines += [f'{metric}{{group="{name}"}} {record.get(key, 0)}' for name, record in records.items()]
         return "\n".join(lines) + "\n"
 

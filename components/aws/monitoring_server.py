@@ -110,9 +110,10 @@ def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: Monito
     ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=spec.region, opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     refs = {secret_role: parameter_name(stack, name, secret_role) for secret_role in monitoring.secrets}
     jobs = aws_jobs(stack, spec.region, exporter_jobs(spec), grouped=plans.grouped)
+    elastic = any(plan.spec.nodes_range is not None for plan in plans.groups)  # the power metrics and their alerts
     user_data = pulumi.Output.all(data.id, slurm[1] if slurm else "").apply(
         lambda values: cloud_init.encode_user_data(server_user_data(
-        spec.monitoring, jobs + ([slurm_controller_job(values[1])] if slurm else []), stack_dashboards(plans),
+        spec.monitoring, jobs + ([slurm_controller_job(values[1], elastic)] if slurm else []), stack_dashboards(plans),
         ServerSettings("aws", data_device_path(values[0]), refs, {"AWS_REGION": spec.region})), "aws"))
     server = aws.ec2.Instance(
         f"{role}-server", ami=ami.value, instance_type=spec.monitoring.instance_type or DEFAULT_INSTANCE_TYPE,

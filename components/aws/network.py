@@ -1,4 +1,5 @@
-"""A VPC with one private subnet in one AZ (EFA traffic cannot cross AZs) and a NAT gateway for egress.
+"""A VPC with one private subnet in one AZ (EFA traffic cannot cross AZs) and a NAT gateway for egress; elastic
+groups' fallback zones get a private subnet each, routed through the same NAT gateway.
 
 The NAT gateway sits in a small public subnet with the only route to the internet gateway; nodes get no public
 IPs. The private route table also has an S3 gateway endpoint: datasets, checkpoints, model repositories and the
@@ -35,6 +36,8 @@ class NodeNetwork:
     """The NAT gateway's public subnet (where an opted-in internet-facing load balancer goes); None when existing."""
     vpc: aws.ec2.Vpc | None = None
     subnet: aws.ec2.Subnet | None = None
+    fallback_subnets: tuple[tuple[str, aws.ec2.Subnet], ...] = ()
+    """Elastic groups' `fallback_zones`: (zone as written, its private subnet), routed through the same NAT."""
 
 
 def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
@@ -44,15 +47,27 @@ def subnet_cidrs(vpc_cidr: IPv4Network) -> tuple[IPv4Network, IPv4Network]:
     return private, public
 
 
+FALLBACK_SUBNETS_MAX = 2
+"""Private subnets for fallback zones: the VPC's second and third quarters (the first is the nodes' subnet, the last
+holds the NAT subnet)."""
+
+
+def fallback_subnet_cidr(vpc_cidr: IPv4Network, index: int) -> IPv4Network:
+    """The `index`th fallback zone's private subnet: the block after the nodes' subnet, of the same size."""
+    private, _ = subnet_cidrs(vpc_cidr)
+    return list(vpc_cidr.subnets(new_prefix=private.prefixlen))[index + 1]
+
+
 def zone_args(zone: str) -> dict:
     """AZ ids (use1-az4) are the same in every account; AZ names (us-east-1a) are not."""
     return {"availability_zone_id": zone} if is_aws_zone_id(zone) else {"availability_zone": zone}
 
 
 def build_network(name: str, spec: ClusterSpec, existing_subnet_id: pulumi.Input[str] | None, tag: Tagger,
-                  opts: pulumi.ResourceOptions) -> NodeNetwork:
+                  opts: pulumi.ResourceOptions, fallback_zones: tuple[str, ...] = ()) -> NodeNetwork:
     """Every resource and lookup names the spec's region: the stack's provider config (profile, roles, default
-    tags) stays in force, whichever region the cluster is in."""
+    tags) stays in force, whichever region the cluster is in. `fallback_zones`: the elastic groups' other zones, a
+    private subnet each (`{name}-subnet-<zone>`, refused with an existing subnet by `elastic.py`)."""
     region = spec.region
     invoke = pulumi.InvokeOutputOptions(parent=opts.parent)
     if existing_subnet_id is not None:
@@ -89,8 +104,16 @@ def build_network(name: str, spec: ClusterSpec, existing_subnet_id: pulumi.Input
     aws.ec2.VpcEndpoint(f"{name}-s3-endpoint", vpc_id=vpc.id, service_name=f"com.amazonaws.{region}.s3",
                         vpc_endpoint_type="Gateway", route_table_ids=[routes.id], tags=tag("s3-endpoint"),
                         region=region, opts=opts)
+    fallbacks = []
+    for index, zone in enumerate(fallback_zones):
+        subnet = aws.ec2.Subnet(f"{name}-subnet-{zone}", vpc_id=vpc.id, region=region, map_public_ip_on_launch=False,
+                                cidr_block=str(fallback_subnet_cidr(spec.network.cidr, index)),
+                                tags=tag(f"subnet-{zone}"), opts=opts, **zone_args(zone))
+        aws.ec2.RouteTableAssociation(f"{name}-routes-{zone}-assoc", route_table_id=routes.id, subnet_id=subnet.id,
+                                      region=region, opts=opts)
+        fallbacks.append((zone, subnet))
     return NodeNetwork(vpc_id=vpc.id, vpc_cidr=vpc.cidr_block, subnet_id=private.id, public_subnet_id=public.id,
-                       vpc=vpc_resource, subnet=private)
+                       vpc=vpc_resource, subnet=private, fallback_subnets=tuple(fallbacks))
 
 
 def checked_subnet_zone(subnet_id: str, zone: str | None, az_name: str, az_id: str, found_id: str) -> str:

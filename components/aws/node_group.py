@@ -1,5 +1,7 @@
 """One node group on AWS: its launch template, its Auto Scaling group with the drain hook, and its user data
-(inline, or in S3 behind a boothook). A spec without `node_groups` is one group, whose children keep their names
+(inline, or in S3 behind a boothook). An elastic group (`nodes: {min, max}` with Slurm) is its launch template only:
+Slurm's power programs launch its instances with EC2 Fleet and terminate them by id (`elastic.py`), so `pulumi up`
+never creates or deletes one of its nodes. A spec without `node_groups` is one group, whose children keep their names
 (`{name}-lt`, `{name}-nodes`); a named group's are `{name}-{group}-lt`, `{name}-{group}-nodes`, and its
 resources carry the group's name in the `gpufleet-node-group` tag (Prometheus' `node_group` label, the inventory).
 """
@@ -42,7 +44,10 @@ class ClusterShared:
 class AwsNodeGroup:
     plan: ClusterPlan
     launch_template: aws.ec2.LaunchTemplate
-    fleet: aws.autoscaling.Group
+    fleet: aws.autoscaling.Group | None
+    """None for an elastic group: no Auto Scaling group, not even one at size 0."""
+    fallback_templates: tuple[tuple[ClusterPlan, aws.ec2.LaunchTemplate], ...] = ()
+    """An elastic group's fallback types, each with its own node config in its own launch template."""
 
 
 def group_tagger(tag: Tagger, group: str | None) -> Tagger:
@@ -58,14 +63,23 @@ def group_tagger(tag: Tagger, group: str | None) -> Tagger:
 
 
 def build_node_group(name: str, plan: ClusterPlan, shared: ClusterShared, tag: Tagger,
-                     opts: pulumi.ResourceOptions) -> AwsNodeGroup:
+                     opts: pulumi.ResourceOptions, fallbacks: tuple[ClusterPlan, ...] = ()) -> AwsNodeGroup:
+    """`fallbacks`: an elastic group's fallback types' plans (`pipeline.fallback_type_plans`), one launch template
+    each, `{group}-{type}-lt`."""
     group_name = f"{name}-{plan.group}" if plan.group else name
     tag = group_tagger(tag, plan.group)
-    cloud_config = user_data_with_source(plan.cloud_config, shared.shared_source, str)
-    user_data = node_user_data(group_name, plan.spec, cloud_config, not plan.by_reference, shared.identity.role.name,
-                               shared.cluster_id, tag, opts)
-    template = build_launch_template(group_name, plan, shared.security_group_id, shared.identity.profile, user_data,
-                                     shared.key_name, tag, opts, shared.image_id, shared.instance_tags)
+
+    def template_of(typed: ClusterPlan, template_name: str) -> aws.ec2.LaunchTemplate:
+        cloud_config = user_data_with_source(typed.cloud_config, shared.shared_source, str)
+        user_data = node_user_data(template_name, typed.spec, cloud_config, not typed.by_reference,
+                                   shared.identity.role.name, shared.cluster_id, tag, opts)
+        return build_launch_template(template_name, typed, shared.security_group_id, shared.identity.profile,
+                                     user_data, shared.key_name, tag, opts, shared.image_id, shared.instance_tags)
+
+    template = template_of(plan, group_name)
+    if plan.spec.nodes_range is not None:
+        return AwsNodeGroup(plan, template, None, tuple(
+            (typed, template_of(typed, f"{group_name}-{typed.instance.name}")) for typed in fallbacks))
     placement = shared.placement if plan.placement_group else None
     fleet = build_fleet(group_name, plan, template, shared.subnet_id, placement, tag, opts)
     return AwsNodeGroup(plan, template, fleet)

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpufleet.cloud_init import encode_user_data
+from gpufleet.cloud_init.power.config import PowerConfig
 from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
 
 from ..groups.plans import NodeGroupPlans
@@ -31,6 +32,7 @@ from ..scheduler.conf import (
     controller_files,
     controller_settings,
 )
+from ..scheduler.elastic import elastic_settings
 from ..scheduler.key import keep_first_value, munge_key
 from .identity import EC2_TRUST
 from .monitoring_server import SESSION_MANAGER_ACTIONS, UBUNTU_AMI_PARAMETER, data_device_path
@@ -106,15 +108,31 @@ class SlurmController(pulumi.ComponentResource):
                                          opts=pulumi.InvokeOutputOptions(parent=self)).availability_zone
         state = aws.ebs.Volume(f"{role}-state", availability_zone=zone, size=spec.scheduler.slurm.state_disk_gib,
                                type="gp3", encrypted=True, tags=tag("slurm-state"), region=region, opts=child)
+        self._role, self._plans, self._name, self._metrics, self._tag = role, plans, name, metrics, tag
+        self._nic, self._state, self._key, self._profile = nic, state, key, profile
+        self.zone = zone
+        self.role_name = iam_role.name
+        self.address = nic.private_ip
+        self.group_id = group.id
+        self.node_tags = {CONTROLLER_TAG: nic.private_ip, KEY_TAG: key.name}
+
+    def start(self, power: pulumi.Input[PowerConfig] | None = None,
+              depends_on: list[pulumi.Resource] | None = None) -> None:
+        """Declares the controller instance, once the node groups are declared: an elastic cluster's user data names
+        the groups' launch templates (`power`), which name the controller's interface address, never the instance."""
+        spec, role, region, tag = self._plans.first.spec, self._role, self._plans.first.spec.region, self._tag
+        plans, name, metrics, nic, state, key = self._plans, self._name, self._metrics, self._nic, self._state, self._key
+        child = pulumi.ResourceOptions(parent=self)
         ami = aws.ssm.get_parameter_output(name=UBUNTU_AMI_PARAMETER, region=region,
                                            opts=pulumi.InvokeOutputOptions(parent=self))
-        user_data = pulumi.Output.all(nic.private_ip, state.id, key.name).apply(
-            lambda values: encode_user_data(controller_user_data(plans, name, values[0], values[1], values[2], metrics), "aws"))
+        user_data = pulumi.Output.all(nic.private_ip, state.id, key.name, power).apply(
+            lambda values: encode_user_data(controller_user_data(plans, name, values[0], values[1], values[2], metrics,
+                                                                 values[3]), "aws"))
         server = aws.ec2.Instance(
             f"{role}-controller", ami=ami.value,
             instance_type=spec.scheduler.slurm.controller_instance_type or DEFAULT_INSTANCE_TYPE,
             network_interfaces=[aws.ec2.InstanceNetworkInterfaceArgs(device_index=0, network_interface_id=nic.id)],
-            iam_instance_profile=profile.name, user_data_base64=user_data, user_data_replace_on_change=True,
+            iam_instance_profile=self._profile.name, user_data_base64=user_data, user_data_replace_on_change=True,
             metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_tokens="required", http_endpoint="enabled",
                                                                  http_put_response_hop_limit=1),
             root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(volume_size=ROOT_DISK_GIB, volume_type="gp3",
@@ -122,13 +140,10 @@ class SlurmController(pulumi.ComponentResource):
             tags=tag("slurm-controller"), volume_tags=tag("slurm-controller-root"), region=region,
             # The interface is its own resource: the old instance must release it before a new one takes it.
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                ignore_changes=["ami"], delete_before_replace=True, depends_on=[key])))
+                ignore_changes=["ami"], delete_before_replace=True, depends_on=[key, *(depends_on or [])])))
         aws.ec2.VolumeAttachment(f"{role}-state-attach", device_name=STATE_DEVICE_NAME, volume_id=state.id,
                                  instance_id=server.id, stop_instance_before_detaching=True, region=region,
                                  opts=child)
-        self.address = nic.private_ip
-        self.group_id = group.id
-        self.node_tags = {CONTROLLER_TAG: nic.private_ip, KEY_TAG: key.name}
         self.outputs = {
             "slurm_controller_address": nic.private_ip,
             "slurm_shell": pulumi.Output.concat("aws ssm start-session --region ", region, " --target ", server.id,
@@ -138,12 +153,13 @@ class SlurmController(pulumi.ComponentResource):
 
 
 def controller_user_data(plans: NodeGroupPlans, name: str, address: str, volume_id: str, key_name: str,
-                         metrics: bool = False) -> str:
-    settings = controller_settings(plans, name, address)
+                         metrics: bool = False, power: PowerConfig | None = None) -> str:
+    """`power`: the elastic groups' power config (None without elastic groups: the user data is unchanged)."""
+    settings = elastic_settings(plans, name, address) if power else controller_settings(plans, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="aws", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
         munge_key_name=key_name, state_device=data_device_path(volume_id), region=plans.first.spec.region,
-        metrics=metrics))
+        metrics=metrics, power=power))
 
 
 __all__ = ["SLURMCTLD_PORT", "SlurmController"]

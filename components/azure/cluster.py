@@ -2,9 +2,10 @@
 
 The component validates the spec against the catalog and Azure's rules before it registers itself, so bad input
 declares nothing. Children are named f"{name}-{role}" (roles: rg, asg, nsg, vnet, nat-ip, nat, subnet, ppg, nodes,
-spot-nodes, role-*, fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link,
-files-dns-group, and the serving and monitoring server children) and parented to the component; every resource
-sets `location` to the spec's region. Children use the caller's provider (`opts.provider` / `opts.providers`) or
+spot-nodes, nodes-<zone>-<size> (an elastic group's further targets), role-*, slurm-power-* (elastic groups),
+fs-nsg, fs-subnet, amlfs, files, files-share, files-endpoint, files-dns, files-dns-link, files-dns-group, and the
+serving and monitoring server children) and parented to the component; every resource sets `location` to the
+spec's region. Children use the caller's provider (`opts.provider` / `opts.providers`) or
 the default one, which reads the stack's `azure-native:*` config. Values that come from other resources are
 checked again once known (`gpufleet.request`).
 """
@@ -22,12 +23,14 @@ from ..deploytime.containers import registry_digest
 from ..groups.outputs import group_outputs
 from ..groups.plans import NodeGroupPlans
 from ..monitoring.scrape import azure_jobs, scrape_config_text
+from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
 from ..pipeline import plan_node_groups, undeclared_elastic_problems
 from ..request import ClusterInputs, cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import raise_if
+from .elastic import elastic_azure_problems, is_elastic, power_config
 from .fabric import infiniband_partition
 from .monitoring_server import build_monitoring_asg, build_monitoring_server, plan_monitoring
 from .network import build_network, build_resource_group, node_subnet_cidr
@@ -35,6 +38,7 @@ from .node_group import AzureNodeGroup, ClusterShared, build_node_group
 from .outputs import access_outputs
 from .permissions import grant_roles
 from .placement import build_proximity_group
+from .power_roles import grant_power_permissions
 from .security import build_security
 from .serving import build_autoscale, build_load_balancer, frontend_address
 from .slurm_controller import SlurmController, build_slurm_asg
@@ -116,12 +120,17 @@ class AzureGpuCluster(GpuClusterOutputs):
             else (None, None)
         self.slurm = SlurmController(name, plans, resource_group, self.network.subnet_id, self.security.nsg_id,
                                      slurm_asg, tag, child, metrics=monitoring.enabled) if slurm_asg is not None else None
+        elastic = [group for group in plans.groups if is_elastic(group)]
+        if self.slurm is not None and not elastic:
+            self.slurm.start()  # declared where it always was: a fixed cluster's plan is unchanged
         node_tag = tag if self.slurm is None else _with_tags(tag, self.slurm.node_tags)
         shared_nodes = ClusterShared(self.network, self.security,
                                      self.proximity_group.id if self.proximity_group else None,
                                      shared.source if shared else None, pool_id, inputs.ssh_public_key)
         self.group_fleets: dict[Optional[str], AzureNodeGroup] = {
             group.group: build_node_group(name, group, shared_nodes, node_tag, child) for group in plans.groups}
+        if self.slurm is not None and elastic:
+            self._start_elastic(name, resource_group, subscription, monitoring.enabled, child)
         self.node_scale_sets = [scale_set for group in self.group_fleets.values() for scale_set in group.scale_sets]
         scale_set_groups = [group.plan.group for group in self.group_fleets.values() for _ in group.scale_sets]
         if self.load_balancer is not None:
@@ -163,6 +172,24 @@ class AzureGpuCluster(GpuClusterOutputs):
         }
 
 
+    def _start_elastic(self, name: str, resource_group: pulumi.Input[str], subscription: pulumi.Input[str],
+                       metrics: bool, child: pulumi.ResourceOptions) -> None:
+        """The controller of a cluster with elastic groups: its power config names each group's scale sets by id
+        (strings of the subscription, resource group and their chosen names, so nothing waits in a cycle), and its
+        identity may act on those scale sets only (`elastic.py`, `power_roles.py`)."""
+        assert self.slurm is not None
+        fleets = [fleet for fleet in self.group_fleets.values() if fleet.targets is not None]
+        unique = cluster_hash(name)
+        power = pulumi.Output.all(subscription, resource_group).apply(lambda values: power_config(
+            unique, [(fleet.plan, fleet.targets or []) for fleet in fleets], values[0], values[1], metrics))
+        self.slurm.start(power)
+        grant_power_permissions(name, pulumi.get_stack(), self.slurm.principal, subscription, resource_group,
+                                [(f"{fleet.plan.group}-{target.role}" if fleet.plan.group else target.role,
+                                  scale_set.id) for fleet in fleets
+                                 for target, scale_set in zip(fleet.targets or [], fleet.scale_sets, strict=True)],
+                                [self.network.subnet_id, self.security.nsg_id, self.security.asg_id], child)
+
+
 def _with_tags(tag: Tagger, extra: dict) -> Tagger:
     """The scale sets' tags plus the Slurm controller's address and key URL, which the nodes read through IMDS."""
     return lambda role: {**tag(role), **extra}
@@ -172,7 +199,7 @@ def validate(name: str, spec: ClusterSpec) -> NodeGroupPlans:
     """Each node group's checked plan (with its base64 customData); every problem of the spec at once, as one
     SpecError."""
     plans = plan_node_groups(spec, name=name, pin=registry_digest)
-    raise_if(undeclared_elastic_problems(plans))
+    raise_if(undeclared_elastic_problems(plans) + elastic_azure_problems(plans.groups))
     plan_monitoring(plans)  # refuses unset `monitoring.alerts.*_secret` config keys
     return plans
 

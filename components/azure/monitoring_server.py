@@ -100,7 +100,9 @@ def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: Monito
     jobs = pulumi.Output.all(client.subscription_id, resource_group, *scale_sets).apply(  # as the stack exports them
         lambda values: azure_jobs(values[0], values[1], list(values[2:]), exporter_jobs(spec), scale_set_groups))
     if slurm_address is not None:
-        jobs = pulumi.Output.all(jobs, slurm_address).apply(lambda values: [*values[0], slurm_controller_job(values[1])])
+        elastic = any(plan.spec.nodes_range is not None for plan in plans.groups)  # then the elastic alerts load too
+        jobs = pulumi.Output.all(jobs, slurm_address).apply(
+            lambda values: [*values[0], slurm_controller_job(values[1], elastic)])
     custom_data = pulumi.Output.all(jobs, pulumi.Output.all(**refs) if refs else {}).apply(
         lambda values: cloud_init.encode_user_data(server_user_data(
             spec.monitoring, values[0], stack_dashboards(plans),

@@ -25,12 +25,21 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from ..catalog.selector import Selection
+from .elastic import ElasticTarget
 from .fabric import accelerated_networking
 from .identity import scale_set_identity
 from .image import image_reference
 from .image_version import pinned_reference
 from .network import NodeNetwork
-from .repair import automatic_repairs, health_extension_profile, scheduled_events, spot_restore, upgrade_policy
+from .repair import (
+    ELASTIC_IGNORE_CHANGES,
+    automatic_repairs,
+    elastic_lifecycle,
+    health_extension_profile,
+    scheduled_events,
+    spot_restore,
+    upgrade_policy,
+)
 from .security import Security
 from .serving import scale_set_ignore_changes
 from .tagging import Tagger
@@ -48,17 +57,22 @@ COMPUTER_NAME_PREFIX_MAX = 40
 
 @dataclass(frozen=True)
 class ScaleSetPlan:
-    """One scale set: its role (child name suffix), priority and capacity."""
+    """One scale set: its role (child name suffix), priority and capacity; an elastic group's target also names its
+    size, zone and physical name (`elastic.py`)."""
 
     role: str
     priority: str
     capacity: int
+    target: ElasticTarget | None = None
 
 
-def scale_set_plans(selection: Selection) -> list[ScaleSetPlan]:
-    """on-demand or spot: one scale set. mixed: an on-demand base and a spot set, always both (either may be 0)."""
+def scale_set_plans(selection: Selection, targets: list[ElasticTarget] | None = None) -> list[ScaleSetPlan]:
+    """on-demand or spot: one scale set. mixed: an on-demand base and a spot set, always both (either may be 0).
+    An elastic group: one scale set per target, at capacity 0."""
     spec = selection.spec
     market = spec.market
+    if targets is not None:
+        return [ScaleSetPlan(target.role, SPOT if market.type == "spot" else REGULAR, 0, target) for target in targets]
     if market.type == "mixed":
         return [ScaleSetPlan("nodes", REGULAR, market.on_demand_base),
                 ScaleSetPlan("spot-nodes", SPOT, spec.nodes - market.on_demand_base)]
@@ -76,7 +90,7 @@ def priority_args(plan: ScaleSetPlan, max_price: float | None) -> dict:
 def computer_name_prefix(stack: str, name: str, plan: ScaleSetPlan) -> str:
     """Host names: `<stack>-<name>[-spot]` + six base-36 characters Azure appends; lowercase letters, digits, '-'."""
     base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{name}".lower()).strip("-")[:COMPUTER_NAME_PREFIX_MAX].strip("-")
-    suffix = "-spot" if plan.role != "nodes" else ""
+    suffix = "-spot" if plan.role == "spot-nodes" else ""  # an elastic node's Slurm name is not its host name
     return f"{base}{suffix}-"
 
 
@@ -84,15 +98,22 @@ def build_scale_sets(name: str, selection: Selection, single_placement_group: bo
                      security: Security, proximity_group_id: pulumi.Input[str] | None, custom_data: pulumi.Input[str],
                      tag: Tagger, opts: pulumi.ResourceOptions,
                      backend_pool_id: pulumi.Input[str] | None = None,
-                     ssh_public_key: pulumi.Input[str] | None = None) -> list[azure_native.compute.VirtualMachineScaleSet]:
-    """`ssh_public_key`: the key as given (possibly another resource's output). Default: the spec's."""
+                     ssh_public_key: pulumi.Input[str] | None = None,
+                     targets: list[ElasticTarget] | None = None,
+                     custom_data_by_size: dict[str, pulumi.Input[str]] | None = None,
+                     ) -> list[azure_native.compute.VirtualMachineScaleSet]:
+    """`ssh_public_key`: the key as given (possibly another resource's output). Default: the spec's. `targets`: an
+    elastic group's scale sets (`elastic.elastic_targets`); `custom_data_by_size`: each target size's own node
+    config (its fallback type's plan), else `custom_data`."""
     spec = selection.spec
     key = ssh_public_key if ssh_public_key is not None else spec.access.ssh_public_key
     image = pinned_reference(image_reference(spec), spec.region, spec.image.track,
                              pulumi.InvokeOutputOptions(parent=opts.parent))  # one lookup for every scale set
+    by_size = custom_data_by_size or {}
     return [_scale_set(name, selection, plan, single_placement_group, node_network, security, proximity_group_id,
-                       custom_data, tag, opts, image, backend_pool_id, key)
-            for plan in scale_set_plans(selection)]
+                       by_size.get(plan.target.instance.name, custom_data) if plan.target else custom_data, tag, opts,
+                       image, backend_pool_id, key)
+            for plan in scale_set_plans(selection, targets)]
 
 
 def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_placement_group: bool,
@@ -100,7 +121,8 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
                custom_data: pulumi.Input[str], tag: Tagger, opts: pulumi.ResourceOptions,
                image: dict[str, pulumi.Input[str]], backend_pool_id: pulumi.Input[str] | None = None,
                ssh_public_key: pulumi.Input[str] | None = None) -> azure_native.compute.VirtualMachineScaleSet:
-    spec, instance = selection.spec, selection.instance
+    spec = selection.spec
+    instance = plan.target.instance if plan.target else selection.instance
     profile = compute.VirtualMachineScaleSetVMProfileArgs(
         **priority_args(plan, spec.market.spot_max_price_per_hour),
         os_profile=_os_profile(name, selection, plan, custom_data, ssh_public_key),
@@ -122,16 +144,21 @@ def _scale_set(name: str, selection: Selection, plan: ScaleSetPlan, single_place
         scheduled_events_profile=scheduled_events(),
         extension_profile=health_extension_profile(),
     )
+    zone = plan.target.zone if plan.target else spec.zone
+    lifecycle = elastic_lifecycle(plan.priority) if plan.target else {
+        "upgrade_policy": upgrade_policy(spec), "automatic_repairs_policy": automatic_repairs(),
+        "spot_restore_policy": spot_restore(plan.priority)}
+    ignored = scale_set_ignore_changes(spec) if plan.target is None else ELASTIC_IGNORE_CHANGES
     return compute.VirtualMachineScaleSet(
         f"{name}-{plan.role}", resource_group_name=node_network.resource_group_name, location=spec.region,
+        **({"vm_scale_set_name": plan.target.scale_set_name} if plan.target else {}),
         orchestration_mode="Uniform", single_placement_group=single_placement_group, platform_fault_domain_count=1,
         overprovision=False, sku=compute.SkuArgs(name=instance.name, tier="Standard", capacity=plan.capacity),
-        zones=[spec.zone] if spec.zone else None,
+        zones=[zone] if zone else None,
         proximity_placement_group=compute.SubResourceArgs(id=proximity_group_id) if proximity_group_id else None,
-        identity=scale_set_identity(), upgrade_policy=upgrade_policy(spec),
-        automatic_repairs_policy=automatic_repairs(), spot_restore_policy=spot_restore(plan.priority),
+        identity=scale_set_identity(), **lifecycle,
         virtual_machine_profile=profile, tags=tag(plan.role),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=scale_set_ignore_changes(spec))))
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=ignored)))
 
 
 def _os_profile(name: str, selection: Selection, plan: ScaleSetPlan, custom_data: pulumi.Input[str],

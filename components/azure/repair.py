@@ -14,6 +14,10 @@ Termination notices: `terminateNotificationProfile` holds a delete, scale-in or 
 that the node's watcher (on every node) can drain and acknowledge the `Terminate` event; the acknowledgement lets the
 delete go ahead at once.
 
+Elastic groups (`elastic.py`): the power programs own every instance, so Azure deletes or replaces none by itself:
+automatic repairs and Try & restore are off, the upgrade policy is Manual, and `sku.capacity` is ignored after
+creation (`elastic_lifecycle`, `ELASTIC_IGNORE_CHANGES`).
+
 Roll-outs: `upgradePolicy` stays Manual (a changed model reaches a node only when it is reimaged or replaced), or
 Rolling with `rollout.enabled`, replacing `rollout.max_unavailable` nodes per batch (health-gated by the extension).
 """
@@ -52,6 +56,17 @@ def spot_restore(priority: str) -> azure_native.compute.SpotRestorePolicyArgs | 
     if priority != "Spot":
         return None
     return compute.SpotRestorePolicyArgs(enabled=True, restore_timeout=SPOT_RESTORE_TIMEOUT)
+
+
+ELASTIC_IGNORE_CHANGES = ["sku.capacity"]
+"""The power programs raise the capacity and delete instances by id; `pulumi up` must never set it back to 0."""
+
+
+def elastic_lifecycle(priority: str) -> dict:
+    """An elastic scale set's upgrade, repair and restore settings (keyword arguments of VirtualMachineScaleSet)."""
+    return {"upgrade_policy": compute.UpgradePolicyArgs(mode="Manual"),
+            "automatic_repairs_policy": compute.AutomaticRepairsPolicyArgs(enabled=False),
+            "spot_restore_policy": compute.SpotRestorePolicyArgs(enabled=False) if priority == "Spot" else None}
 
 
 def scheduled_events() -> azure_native.compute.ScheduledEventsProfileArgs:

@@ -10,7 +10,8 @@ IP, reached through Azure Bastion like the monitoring server.
 - network: the NSG admits slurmd (6818) and srun's range on the nodes from the controller's ASG, slurmctld (6817)
   and srun's range on the controller from the nodes' ASG (gpufleet.azure.security.slurm_rules).
 The nodes read the controller's address and the secret's URL from their tags (IMDS), so their user data names
-neither. Children are named f"{name}-slurm-{role}" (roles: asg, nic, state, vault, key, key-access, key-nodes-<i>,
+neither. With elastic groups the controller also carries the power programs and `power.json` (`elastic.py`), and
+its slurm.conf the groups' CLOUD nodes and power saving (gpufleet.scheduler.elastic). Children are named f"{name}-slurm-{role}" (roles: asg, nic, state, vault, key, key-access, key-nodes-<i>,
 controller).
 """
 
@@ -22,10 +23,12 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from gpufleet import cloud_init
+from gpufleet.cloud_init.power.config import PowerConfig
 from gpufleet.cloud_init.slurm_controller import ControllerConfig, render_controller_cloud_config
 
 from ..groups.plans import NodeGroupPlans
 from ..scheduler.conf import controller_files, controller_hostname, controller_settings
+from ..scheduler.elastic import elastic_settings
 from ..scheduler.key import keep_first_value, munge_key
 from .image_version import pinned_reference
 from .nodes import ADMIN_USER
@@ -77,31 +80,43 @@ class SlurmController(pulumi.ComponentResource):
             properties=azure_native.keyvault.SecretPropertiesArgs(value=munge_key()), tags=tag("slurm-key"),
             opts=keep_first_value("azure", child))
         key_url = pulumi.Output.concat("https://", vault.name, ".vault.azure.net/secrets/", SECRET_NAME)
-        custom_data = pulumi.Output.all(address, key_url).apply(lambda values: cloud_init.encode_user_data(
-            controller_user_data(plans, name, values[0], values[1], metrics), "azure"))
-        server = private_vm(
-            f"{role}-controller", tag("slurm-controller"),
-            spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE,
-            controller_hostname(name), custom_data,
-            pinned_reference(UBUNTU, spec.region, "pinned", pulumi.InvokeOutputOptions(parent=self)), nic.id,
-            state.id, spec.access.ssh_public_key, spec.region, resource_group,
-            # The NIC and the state disk are their own resources: the old VM must release them first. The image
-            # version pinned at creation stays, as the monitoring server's: a newer Ubuntu release found by a later
-            # `up` must not replace a running controller.
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                depends_on=[self.key], delete_before_replace=True, ignore_changes=["storageProfile.imageReference"])))
-        principal = server.identity.apply(lambda identity: identity.principal_id if identity else None)
-        self.grant_key(f"{role}-key-access", principal, stack, name, child)
+        self._plans, self._name, self._metrics, self._spec, self._tag = plans, name, metrics, spec, tag
+        self._resource_group, self._nic, self._state, self._key_url = resource_group, nic, state, key_url
         self.address = address
         self.node_tags = {CONTROLLER_TAG: address, KEY_TAG: key_url}
+
+    def start(self, power: pulumi.Input[PowerConfig] | None = None) -> None:
+        """Declares the controller VM: right away for a fixed cluster (where it always was), after the node groups
+        for an elastic one, whose power config names the groups' scale sets (by id, built from their names: the
+        scale sets name the controller's address, never the VM)."""
+        spec, stack, name, role = self._spec, pulumi.get_stack(), self._name, f"{self._name}-slurm"
+        child = pulumi.ResourceOptions(parent=self)
+        custom_data = pulumi.Output.all(self.address, self._key_url, power).apply(
+            lambda values: cloud_init.encode_user_data(
+                controller_user_data(self._plans, name, values[0], values[1], self._metrics, values[2]), "azure"))
+        server = private_vm(
+            f"{role}-controller", self._tag("slurm-controller"),
+            spec.scheduler.slurm.controller_instance_type or DEFAULT_VM_SIZE,
+            controller_hostname(name), custom_data,
+            pinned_reference(UBUNTU, spec.region, "pinned", pulumi.InvokeOutputOptions(parent=self)), self._nic.id,
+            self._state.id, spec.access.ssh_public_key, spec.region, self._resource_group,
+            # The NIC and the state disk are their own resources: the old VM must release them first. The image
+            # version pinned at creation stays, as the monitoring server's: a newer Ubuntu release found by a later
+            # `up` must not replace a running controller. cloud-init runs once: an elastic controller whose power
+            # config changed (another `max`, another target) is replaced; the state disk keeps the queue.
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=[self.key], delete_before_replace=True, ignore_changes=["storageProfile.imageReference"],
+                replace_on_changes=["osProfile.customData"] if power is not None else None)))
+        self.principal = server.identity.apply(lambda identity: identity.principal_id if identity else None)
+        self.grant_key(f"{role}-key-access", self.principal, stack, name, child)
         self.outputs = {
-            "slurm_controller_address": address,
+            "slurm_controller_address": self.address,
             "slurm_shell": pulumi.Output.concat(
                 "az network bastion ssh --name <bastion-name> --resource-group <bastion-resource-group> ",
                 "--target-resource-id ", server.id, f" --auth-type ssh-key --username {ADMIN_USER} ",
                 "--ssh-key <private-key>  # then: sinfo; squeue"),
         }
-        self.register_outputs({"address": address, "vm_id": server.id})
+        self.register_outputs({"address": self.address, "vm_id": server.id})
 
     def grant_key(self, resource_name: str, principal: pulumi.Input[str], stack: str, name: str,
                   opts: pulumi.ResourceOptions) -> None:
@@ -116,8 +131,10 @@ class SlurmController(pulumi.ComponentResource):
                            pulumi.ResourceOptions(parent=self))
 
 
-def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_url: str, metrics: bool = False) -> str:
-    settings = controller_settings(plans, name, address)
+def controller_user_data(plans: NodeGroupPlans, name: str, address: str, key_url: str, metrics: bool = False,
+                         power: PowerConfig | None = None) -> str:
+    """`power`: the elastic groups' power config (None without elastic groups: the user data is unchanged)."""
+    settings = elastic_settings(plans, name, address) if power else controller_settings(plans, name, address)
     return render_controller_cloud_config(ControllerConfig(
         cloud="azure", hostname=settings.controller_host, files=tuple(controller_files(settings).items()),
-        munge_key_name=key_url, state_device=DATA_DEVICE, metrics=metrics))
+        munge_key_name=key_url, state_device=DATA_DEVICE, metrics=metrics, power=power))

@@ -13,7 +13,7 @@ config. The names GCP makes gpufleet choose (service account, custom role, insta
 """
 
 # No `from __future__ import annotations` here: Pulumi's Analyzer reads the class annotations as real types.
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Optional
 
@@ -30,11 +30,12 @@ from ..monitoring.scrape import gcp_jobs, scrape_config_text
 from ..monitoring.secrets import MonitoringPlan
 from ..naming import cluster_hash
 from ..outputs import common_outputs, exporter_jobs
+from ..pipeline import ClusterPlan
 from ..request import cluster_request, plan_or_refuse
 from ..serving import serving_outputs
 from ..spec import ClusterSpec
 from ..spec.errors import raise_if
-from .elastic import PowerGrant, elastic_gcp_problems, grant_power_permissions, power_config
+from .elastic import PowerGrant, elastic_gcp_problems, elastic_zones, grant_power_permissions, power_config, zones
 from .fabric import VpcPlan, nic_layout, subnet_cidrs, vpc_layout
 from .firewall_rule import FirewallRule
 from .identity import build_identity
@@ -67,6 +68,8 @@ class GcpPlan:
     firewalls: list[FirewallRule]
     warnings: list[str]
     monitoring: Optional[MonitoringPlan] = None
+    fallbacks: dict[Optional[str], tuple[ClusterPlan, ...]] = field(default_factory=dict)
+    """Each elastic group's fallback types' plans, by group (`pipeline.fallback_type_plans`)."""
 
 
 def plan_gcp(name: str, spec: ClusterSpec) -> GcpPlan:
@@ -78,7 +81,9 @@ def plan_gcp(name: str, spec: ClusterSpec) -> GcpPlan:
     cluster_spec = groups.first.spec
     firewalls = firewall_plan(cluster_spec, layout, subnet_cidrs(cluster_spec.network.cidr, layout))
     boot_image(cluster_spec)  # refuses an image the spec cannot boot before anything is declared
-    return GcpPlan(groups, layout, firewalls, list(groups.warnings), plan_monitoring(groups))
+    fallbacks = {plan.group: pipeline.fallback_type_plans(plan, pin=registry_digest)
+                 for plan in groups.groups if plan.fallbacks}
+    return GcpPlan(groups, layout, firewalls, list(groups.warnings), plan_monitoring(groups), fallbacks)
 
 
 class GcpGpuCluster(GpuClusterOutputs):
@@ -164,7 +169,8 @@ class GcpGpuCluster(GpuClusterOutputs):
             shared_source=shared.source if shared else None,
             slurm_metadata=self.slurm.node_metadata if self.slurm else None, cluster_id=unique)
         self.group_fleets: dict[Optional[str], GcpNodeGroup] = {
-            group.group: build_node_group(name, group, cluster_shared, label, describe, child)
+            group.group: build_node_group(name, group, cluster_shared, label, describe, child,
+                                          plan.fallbacks.get(group.group, ()))
             for group in plans.groups}
         if self.slurm and elastic:
             self._start_elastic(name, stack, unique, project, base_name, plan.monitoring.enabled, describe, child)
@@ -192,7 +198,7 @@ class GcpGpuCluster(GpuClusterOutputs):
             **{key: value for key, value in fleet_outputs(spec.zone, first).items() if key != "instance_template_id"},
             "prometheus_scrape_config": pulumi.Output.from_input(project).apply(lambda project_id: scrape_config_text(
                 gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec),
-                         grouped=plans.grouped))),
+                         grouped=plans.grouped, fallback_zones=elastic_zones(plans)))),
             **(serving_outputs(selection, self.serving.ip_address) if self.serving else {}),
             **(self.slurm.outputs if self.slurm else {}),
             **build_monitoring_server(name, plans, plan.monitoring, project, networks.vpcs["net"].id,
@@ -209,15 +215,16 @@ class GcpGpuCluster(GpuClusterOutputs):
         spec = fleets[0].plan.spec
         grant_power_permissions(
             name, stack, unique, project, spec.region, self.slurm.account_email, self.identity.account,
-            [PowerGrant(fleet.node_prefix, tuple(dict.fromkeys([fleet.plan.spec.zone,
-                                                                *fleet.plan.spec.fallback_zones])),
-                        fleet.template.name) for fleet in fleets],
+            [PowerGrant(fleet.node_prefix, tuple(zones(fleet.plan)),
+                        tuple(template.name for _, template in fleet.templates())) for fleet in fleets],
             [subnet.name for subnet in self.networks.subnets.values()],
             [self.placement.name] if self.placement else [], describe, child)
-        links = [fleet.template.self_link for fleet in fleets]
+        links = [[template.self_link for _, template in fleet.templates()] for fleet in fleets]
         power = pulumi.Output.all(project, links).apply(lambda values: power_config(
-            values[0], unique, [(fleet.plan, fleet.node_prefix, link) for fleet, link in zip(fleets, values[1],
-                                                                                           strict=True)], metrics))
+            values[0], unique, [(fleet.plan, fleet.node_prefix,
+                                 [(typed.instance.name, link) for (typed, _), link in zip(fleet.templates(), group_links,
+                                                                                         strict=True)])
+                                for fleet, group_links in zip(fleets, values[1], strict=True)], metrics))
         self.slurm.start(power, base_name)
 
 
@@ -227,4 +234,4 @@ def fleet_outputs(zone: str, fleet: GcpNodeGroup) -> dict:
         return {"instance_template_id": fleet.template.id, "fleet_name": fleet.group.name,
                 **access_outputs(zone, fleet.group.name, fleet.plan.instance.gpus)}
     return {"instance_template_id": fleet.template.id, "fleet_name": None,
-            **elastic_access_outputs(zone, fleet.node_prefix, fleet.plan.instance.gpus)}
+            **elastic_access_outputs(zones(fleet.plan), fleet.node_prefix, fleet.plan.instance.gpus)}

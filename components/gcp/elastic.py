@@ -38,6 +38,7 @@ from gpufleet.cloud_init.power.config import (
     PowerGroup,
 )
 
+from ..groups.plans import NodeGroupPlans
 from ..pipeline import ClusterPlan
 from ..scheduler.elastic import node_prefix
 from ..spec.errors import Problem
@@ -80,11 +81,6 @@ def elastic_gcp_problems(plans: Sequence[ClusterPlan], base_name: str) -> list[P
         if plan.spec.nodes_range is None:
             continue
         where = f"node_groups.{plan.group}." if plan.group else ""
-        if plan.spec.accelerator.fallback_types:
-            problems.append(Problem(f"{where}accelerator.fallback_types", list(plan.spec.accelerator.fallback_types),
-                                    "GCP elastic groups fall back to other zones only in this release (each fallback "
-                                    "type needs its own node config and template): drop `fallback_types`, or use "
-                                    "`fallback_zones`"))
         longest = f"{power_node_prefix(base_name, plan.group)}{plan.spec.nodes_range.max}"
         if len(longest) > INSTANCE_NAME_MAX:
             problems.append(Problem(f"{where}nodes", plan.spec.nodes_range.model_dump(),
@@ -98,17 +94,25 @@ def zones(plan: ClusterPlan) -> list[str]:
     return list(dict.fromkeys([plan.spec.zone, *plan.spec.fallback_zones]))
 
 
-def power_group(plan: ClusterPlan, prefix: str, template: str) -> PowerGroup:
+def elastic_zones(plans: NodeGroupPlans) -> list[str]:
+    """The zones other than the cluster's that elastic groups' nodes may run in (monitoring discovers each)."""
+    return list(dict.fromkeys(zone for plan in plans.groups if plan.spec.nodes_range is not None
+                              for zone in plan.spec.fallback_zones))
+
+
+def power_group(plan: ClusterPlan, prefix: str, templates: Sequence[tuple[str, str]]) -> PowerGroup:
+    """`templates`: (machine type, template self link) of the chosen type, then of each fallback type. A resume
+    tries each type in the group's zone, then each type in the next zone."""
     group = plan.group or plan.spec.scheduler.slurm.partition
     return PowerGroup(name=group, partition=plan.spec.scheduler.slurm.partition, node_prefix=prefix,
                       max_nodes=plan.spec.nodes_range.max, min_nodes=plan.spec.nodes_range.min,
-                      gcp=GcpGroup(targets=tuple(GcpTarget(instance_template=template, zone=zone,
-                                                           machine_type=plan.instance.name) for zone in zones(plan))))
+                      gcp=GcpGroup(targets=tuple(GcpTarget(instance_template=link, zone=zone, machine_type=machine)
+                                                 for zone in zones(plan) for machine, link in templates)))
 
 
-def power_config(project: str, cluster_id: str, groups: Sequence[tuple[ClusterPlan, str, str]],
+def power_config(project: str, cluster_id: str, groups: Sequence[tuple[ClusterPlan, str, Sequence[tuple[str, str]]]],
                  metrics: bool) -> PowerConfig:
-    """`groups`: (plan, node prefix, template self link) per elastic group."""
+    """`groups`: (plan, node prefix, (machine type, template self link) per type) per elastic group."""
     return PowerConfig(cloud="gcp", cluster_id=cluster_id, gcp=GcpApi(project=project),
                        groups=tuple(power_group(*group) for group in groups),
                        metrics_file=METRICS_FILE if metrics else "")
@@ -128,20 +132,21 @@ class PowerGrant:
 
     prefix: str
     zones: tuple[str, ...]
-    template_name: pulumi.Input[str]
+    template_names: tuple[pulumi.Input[str], ...]
+    """The group's templates: the chosen type's, then each fallback type's."""
 
 
-def condition_expression(project: str, region: str, grants: Sequence[tuple[str, tuple[str, ...], str]],
+def condition_expression(project: str, region: str, grants: Sequence[tuple[str, tuple[str, ...], Sequence[str]]],
                          subnetworks: Sequence[str], policies: Sequence[str]) -> str:
     """CEL over `resource.name`: the groups' instances and disks by name prefix in their zones, their templates,
     the cluster's subnetworks and placement policies, each exactly."""
     base = f"projects/{project}"
     clauses = []
-    for prefix, group_zones, template in grants:
+    for prefix, group_zones, templates in grants:
         for zone in group_zones:
             clauses += [f'resource.name.startsWith("{base}/zones/{zone}/instances/{prefix}")',
                         f'resource.name.startsWith("{base}/zones/{zone}/disks/{prefix}")']
-        clauses.append(f'resource.name == "{base}/global/instanceTemplates/{template}"')
+        clauses += [f'resource.name == "{base}/global/instanceTemplates/{template}"' for template in templates]
     clauses += [f'resource.name == "{base}/regions/{region}/subnetworks/{subnet}"' for subnet in subnetworks]
     clauses += [f'resource.name == "{base}/regions/{region}/resourcePolicies/{policy}"' for policy in policies]
     return " || ".join(dict.fromkeys(clauses))
@@ -167,7 +172,7 @@ def grant_power_permissions(name: str, stack: str, unique: str, project: pulumi.
         f"{role}-ops-role", role_id=role_id(name, stack, unique, "slurm_power_ops"),
         title=f"gpufleet {name} Slurm power programs: operations", permissions=list(OPERATION_PERMISSIONS),
         description=describe("slurm-power-ops-role"), project=project, opts=opts)
-    expression = pulumi.Output.all(project, [pulumi.Output.all(g.prefix, list(g.zones), g.template_name)
+    expression = pulumi.Output.all(project, [pulumi.Output.all(g.prefix, list(g.zones), list(g.template_names))
                                              for g in grants], list(subnetworks), list(policies)).apply(
         lambda values: condition_expression(values[0], region, [(g[0], tuple(g[1]), g[2]) for g in values[1]],
                                             values[2], values[3]))

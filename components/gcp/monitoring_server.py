@@ -27,6 +27,7 @@ from ..monitoring.scrape import SLURM_JOB, gcp_jobs, slurm_controller_job
 from ..monitoring.secrets import MonitoringPlan, plan_monitoring
 from ..monitoring.server.cloud_config import ServerSettings, server_user_data
 from ..outputs import exporter_jobs
+from .elastic import elastic_zones
 from .labels import Describer, Labeler, normalise_value, short_name
 from .private_instance import SECRET_ACCESSOR, iap_ssh_rule, private_instance
 
@@ -86,7 +87,7 @@ def build_monitoring_server(name: str, plans: NodeGroupPlans, monitoring: Monito
     iap_ssh_rule(f"{role}-fw-iap", "the monitoring server", "monitoring-fw-iap", network_id, project, email, describe, opts)
     jobs = pulumi.Output.from_input(project).apply(
         lambda project_id: gcp_jobs(project_id, spec.zone, normalise_value(stack), exporter_jobs(spec),
-                                    grouped=plans.grouped))
+                                    grouped=plans.grouped, fallback_zones=elastic_zones(plans)))
     if slurm:
         gcp.compute.Firewall(
             f"{role}-fw-slurm", network=network_id, project=project, direction="INGRESS", priority=1000,

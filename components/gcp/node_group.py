@@ -54,6 +54,12 @@ class GcpNodeGroup:
     """None for an elastic group: Slurm's power programs create its instances from the template by name."""
     node_prefix: str = ""
     """An elastic group's instance (and Slurm node) names are this prefix and 1 to `max`."""
+    fallback_templates: tuple[tuple[ClusterPlan, gcp.compute.InstanceTemplate], ...] = ()
+    """An elastic group's fallback types, each with its own node config in its own template, in the order a resume
+    tries them after `template`."""
+
+    def templates(self) -> list[tuple[ClusterPlan, gcp.compute.InstanceTemplate]]:
+        return [(self.plan, self.template), *self.fallback_templates]
 
 
 def group_labeler(label: Labeler, group: str | None) -> Labeler:
@@ -68,27 +74,34 @@ def group_labeler(label: Labeler, group: str | None) -> Labeler:
 
 
 def build_node_group(name: str, plan: ClusterPlan, shared: ClusterShared, label: Labeler, describe: Describer,
-                     opts: pulumi.ResourceOptions) -> GcpNodeGroup:
+                     opts: pulumi.ResourceOptions, fallbacks: tuple[ClusterPlan, ...] = ()) -> GcpNodeGroup:
+    """`fallbacks`: an elastic group's fallback types' plans (`pipeline.fallback_type_plans`), one template each,
+    named `{group}-{machine type}-template`."""
     spec = plan.spec
     group_name = f"{name}-{plan.group}" if plan.group else name
     base_name = f"{shared.base_name}-{plan.group}" if plan.group else shared.base_name
     label = group_labeler(label, plan.group)
-    user_data = (user_data_with_source(plan.cloud_config, shared.shared_source,
-                                       lambda text: cloud_init.encode_user_data(text, "gcp"))
-                 if shared.shared_source is not None else plan.user_data)
     image = boot_image(spec)
     image = replace(image, source=pinned_source(image, spec, pulumi.InvokeOutputOptions(parent=opts.parent)))
     placed = plan.placement_group
     elastic = spec.nodes_range is not None
     prefix = power_node_prefix(shared.base_name, plan.group) if elastic else ""
-    template = build_template(
-        group_name, plan, shared.networks, nic_layout(vpc_layout(plan.instance, plan.fabric)), image,
-        shared.account_email, user_data, shared.template_policy if placed else None,
-        elastic_labeler(label, shared.cluster_id) if elastic else label, describe,
-        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=shared.depends_on)),
-        {**(shared.slurm_metadata or {}), **template_metadata(prefix)} if elastic else shared.slurm_metadata)
+
+    def template_of(typed: ClusterPlan, template_name: str) -> gcp.compute.InstanceTemplate:
+        user_data = (user_data_with_source(typed.cloud_config, shared.shared_source,
+                                           lambda text: cloud_init.encode_user_data(text, "gcp"))
+                     if shared.shared_source is not None else typed.user_data)
+        return build_template(
+            template_name, typed, shared.networks, nic_layout(vpc_layout(typed.instance, typed.fabric)), image,
+            shared.account_email, user_data, shared.template_policy if placed else None,
+            elastic_labeler(label, shared.cluster_id) if elastic else label, describe,
+            pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=shared.depends_on)),
+            {**(shared.slurm_metadata or {}), **template_metadata(prefix)} if elastic else shared.slurm_metadata)
+
+    template = template_of(plan, group_name)
     if elastic:
-        return GcpNodeGroup(plan, template, None, prefix)
+        return GcpNodeGroup(plan, template, None, prefix, tuple(
+            (typed, template_of(typed, f"{group_name}-{typed.instance.name}")) for typed in fallbacks))
     group = build_group(group_name, plan, template, base_name, describe, opts, shared.health_check,
                         shared.workload_policy if placed else None)
     return GcpNodeGroup(plan, template, group)

@@ -29,15 +29,16 @@ def access_outputs(zone: str, group_name: pulumi.Input[str], gpus_per_node: int)
     }
 
 
-def elastic_access_outputs(zone: str, node_prefix: str, gpus_per_node: int) -> dict[str, pulumi.Output[str]]:
-    """An elastic group's nodes are the instances named `<node_prefix><n>` that Slurm's power programs started."""
-    list_nodes = pulumi.Output.concat(
-        "gcloud compute instances list --zones ", zone, " --filter='name ~ ^", node_prefix, "[0-9]+$'",
-        " --format='value(networkInterfaces[0].networkIP)'")
+def elastic_access_outputs(zones: list[str], node_prefix: str, gpus_per_node: int) -> dict[str, pulumi.Output[str]]:
+    """An elastic group's nodes are the instances named `<node_prefix><n>` that Slurm's power programs started, in
+    the group's zone or one of its fallback zones."""
+    listed = pulumi.Output.concat("gcloud compute instances list --zones ", ",".join(zones),
+                                  " --filter='name ~ ^", node_prefix, "[0-9]+$'")
+    list_nodes = pulumi.Output.concat(listed, " --format='value(networkInterfaces[0].networkIP)'")
     return {
         "list_nodes": list_nodes,
         "hostfile": hostfile_command(list_nodes, gpus_per_node),
         "connect": pulumi.Output.concat(
-            "gcloud compute ssh --zone ", zone, " --tunnel-through-iap $(gcloud compute instances list --zones ", zone,
-            " --filter='name ~ ^", node_prefix, "[0-9]+$' --limit 1 --format='value(name)')"),
+            "gcloud compute ssh --tunnel-through-iap $(", listed,
+            " --limit 1 --format='value(name,zone.basename())' | awk '{print $1, \"--zone\", $2}')"),
     }

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gpufleet.cloud_init.power.config import NODE_NAME_KEY as ELASTIC_NODE_TAG
+
 from ..aws.tagging import CLUSTER_TAG
 from ..gcp.labels import COMPONENT as GCP_COMPONENT
 from ..gcp.labels import normalise_value
@@ -88,10 +90,17 @@ def aws_inventory(facts: ClusterFacts) -> dict[str, Any]:
     role = "tags.get('gpufleet-role')"
     groups = {group: f"{role} == {literal(value)}" for group, value in GROUP_ROLES.items()}
     if facts.groups:  # every group's Auto Scaling group (the top-level `fleet_name` is the default group's only)
-        fleets = sorted(str(deployed["fleet_name"]) for deployed in _deployed_groups(facts).values()
-                        if isinstance(deployed, dict) and deployed.get("fleet_name"))
+        deployed_groups = {name: value for name, value in _deployed_groups(facts).items() if isinstance(value, dict)}
+        fleets = sorted(str(value["fleet_name"]) for value in deployed_groups.values() if value.get("fleet_name"))
+        # An elastic group has no Auto Scaling group: its nodes are the instances its power programs named.
+        elastic = sorted(name for name, value in deployed_groups.items()
+                         if "fleet_name" in value and value["fleet_name"] is None)
         if fleets:
-            groups["gpu_nodes"] += f" and tags.get('aws:autoscaling:groupName') in {json.dumps(fleets)}"
+            in_fleet = f"tags.get('aws:autoscaling:groupName') in {json.dumps(fleets)}"
+            if elastic:
+                in_fleet = (f"({in_fleet} or (tags.get({literal(GROUP_TAG)}) in {json.dumps(elastic)} and "
+                            f"{literal(ELASTIC_NODE_TAG)} in tags))")
+            groups["gpu_nodes"] += f" and {in_fleet}"
     elif fleet:  # the Auto Scaling group's own tag, which AWS sets on every instance it launches
         groups["gpu_nodes"] += f" and tags.get('aws:autoscaling:groupName') == {literal(fleet)}"
     group_of_host = f"tags.get({literal(GROUP_TAG)}, '')"

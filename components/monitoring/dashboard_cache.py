@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import metadata
 
 from ..cloud_init.content_cache import cached_text, module_salt
-from .pricing import GroupPricing, NodePricing
+from .pricing import ElasticGroup, GroupPricing, NodePricing
 
 BUILDER = "gpufleet.monitoring.dashboards"
 SDK_DISTRIBUTION = "grafana-foundation-sdk"
@@ -19,16 +19,19 @@ SDK_DISTRIBUTION = "grafana-foundation-sdk"
 
 @lru_cache(maxsize=32)
 def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True, performance: bool = False,
-               vgpu_slice: bool = False, slurm: bool = False, groups: tuple[GroupPricing, ...] = ()) -> dict[str, str]:
+               vgpu_slice: bool = False, slurm: bool = False, groups: tuple[GroupPricing, ...] = (),
+               elastic: tuple[ElasticGroup, ...] = ()) -> dict[str, str]:
     """`gpufleet.monitoring.dashboards.dashboards` with these arguments, from the cache when it holds them."""
     arguments = {"pricing": asdict(pricing), "gpus_per_node": gpus_per_node, "job_view": job_view,
                  "performance": performance, "vgpu_slice": vgpu_slice, "slurm": slurm,
-                 **({"groups": [asdict(group) for group in groups]} if groups else {})}
+                 **({"groups": [asdict(group) for group in groups]} if groups else {}),
+                 **({"elastic": [asdict(group) for group in elastic]} if elastic else {})}
 
     def build() -> str:
         from .dashboards import dashboards as build_dashboards
 
-        return json.dumps(build_dashboards(pricing, gpus_per_node, job_view, performance, vgpu_slice, slurm, groups))
+        return json.dumps(build_dashboards(pricing, gpus_per_node, job_view, performance, vgpu_slice, slurm, groups,
+                                           elastic))
 
     return json.loads(cached_text("grafana-dashboards", _salt(), json.dumps(arguments, sort_keys=True), build))
 

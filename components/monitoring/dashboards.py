@@ -23,7 +23,7 @@ from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeser
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh
 
-from .pricing import DATASOURCE_UID, GroupPricing, NodePricing
+from .pricing import DATASOURCE_UID, ElasticGroup, GroupPricing, NodePricing
 
 DATASOURCE = DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
 GPU = '{node="$node"}'
@@ -270,7 +270,59 @@ def slurm_row(builder: dashboard.Dashboard) -> dashboard.Dashboard:
     )
 
 
-def jobs(pricing: NodePricing, gpus_per_node: int, slurm: bool = False) -> dict:
+POWER = 'job="gpufleet-slurm"'
+RANGE_HOURS = "($__range_s / 3600)"
+
+
+def _power(metric: str, group: str) -> str:
+    return f'max(gpufleet_power_{metric}{{{POWER},group="{group}"}})'
+
+
+def _over_range(metric: str, groups: tuple[ElasticGroup, ...], per_node: str) -> str:
+    """The range's total of `metric` (nodes up or busy, sampled each minute) times a per-node figure of each group:
+    GPU-hours when `per_node` is "gpus_per_node", USD for "usd_per_node_hour"."""
+    terms = [f'(sum(avg_over_time(gpufleet_power_{metric}{{{POWER},group="{group.group}"}}[$__range])) or '
+             f"vector(0)) * {getattr(group, per_node):g}" for group in groups]  # summed: no labels left to match
+    return f"({' + '.join(terms)}) * {RANGE_HOURS}"
+
+
+def elastic_row(builder: dashboard.Dashboard, groups: tuple[ElasticGroup, ...]) -> dashboard.Dashboard:
+    """Elastic groups, from what the power programs on the controller write each minute (their node_exporter,
+    scraped as gpufleet-slurm): nodes up (billed) and busy by group, GPU-hours used against paid over the
+    dashboard's range, the idle share of the spend, groups short of capacity or quota, and resume failures."""
+    used, paid = _over_range("nodes_busy", groups, "gpus_per_node"), _over_range("nodes_up", groups, "gpus_per_node")
+    idle_spend = (f"{_over_range('nodes_up', groups, 'usd_per_node_hour')}"
+                  f" - {_over_range('nodes_busy', groups, 'usd_per_node_hour')}")
+    ranges = ", ".join(f"{g.group} {g.min_nodes}-{g.max_nodes}" for g in groups)
+    return (
+        builder.with_row(dashboard.Row(f"Elastic groups ({ranges} nodes; power programs, each minute)"))
+        .with_panel(_stat("Nodes up (billed)", "none",
+                          f"sum(max by (group) (gpufleet_power_nodes_up{{{POWER}}})) or vector(0)"))
+        .with_panel(_stat("Groups short of capacity or quota", "none",
+                          f"count(max by (group) (gpufleet_capacity_short{{{POWER}}}) == 1) or vector(0)"))
+        .with_panel(_stat("GPU-hours used (range)", "none", used))
+        .with_panel(_stat("GPU-hours paid (range)", "none", paid))
+        .with_panel(_stat("GPU-hours used / paid", "percentunit", f"({used}) / clamp_min({paid}, 1e-9)"))
+        .with_panel(_stat("Idle node spend (range, USD)", "currencyUSD", idle_spend))
+        .with_panel(_series("Nodes up and busy by group", "none",
+                            *[query for g in groups for query in ((_power("nodes_up", g.group), f"{g.group} up"),
+                                                                  (_power("nodes_busy", g.group), f"{g.group} busy"))],
+                            width=8))
+        .with_panel(_series("GPUs paid and used by group", "none",
+                            *[query for g in groups for query in (
+                                (f"{_power('nodes_up', g.group)} * {g.gpus_per_node}", f"{g.group} paid"),
+                                (f"{_power('nodes_busy', g.group)} * {g.gpus_per_node}", f"{g.group} used"))],
+                            width=8))
+        .with_panel(_series("Resume failures (nodes, last hour) and groups short", "none",
+                            (f"sum by (group, reason) (increase(gpufleet_power_resume_failures_total{{{POWER}}}[1h]))",
+                             "{{group}} {{reason}}"),
+                            (f"max by (group, reason) (gpufleet_capacity_short{{{POWER}}}) == 1",
+                             "{{group}} short: {{reason}}"), width=8))
+    )
+
+
+def jobs(pricing: NodePricing, gpus_per_node: int, slurm: bool = False,
+         elastic: tuple[ElasticGroup, ...] = ()) -> dict:
     """Each job in gpufleet-jobs.slice across the chosen nodes: what it gets of its GPUs and of the host, and what
     its idle GPUs cost. A job that runs under one name on several nodes is summed over them."""
     builder = (
@@ -312,23 +364,26 @@ def jobs(pricing: NodePricing, gpus_per_node: int, slurm: bool = False) -> dict:
     )
     if slurm:
         builder = slurm_row(builder)
+        if elastic:
+            builder = elastic_row(builder, elastic)
     return builder.build().to_json()
 
 
 @lru_cache(maxsize=32)
 def dashboards(pricing: NodePricing, gpus_per_node: int, job_view: bool = True,
                performance: bool = False, vgpu_slice: bool = False, slurm: bool = False,
-               groups: tuple[GroupPricing, ...] = ()) -> dict[str, str]:
+               groups: tuple[GroupPricing, ...] = (), elastic: tuple[ElasticGroup, ...] = ()) -> dict[str, str]:
     """File name -> dashboard JSON, byte-stable for the same inputs. `job_view`: the jobs dashboard, for nodes that
     run `gpufleet-run` jobs and their collector (training nodes; an inference node's GPUs belong to Triton).
     `performance`: the overview's speed row, for nodes that run node.health.performance. `vgpu_slice`: a cluster of
     vGPU slices, whose panels of metrics a slice cannot read say so (`slice_aware`); other clusters' are unchanged.
     `slurm`: the jobs dashboard's Slurm row, for a Slurm cluster whose monitoring server scrapes the controller.
-    `groups`: a cluster of several node groups (each group's price and GPUs; empty for one group)."""
+    `groups`: a cluster of several node groups (each group's price and GPUs; empty for one group). `elastic`: the
+    elastic groups, whose row follows the Slurm row (their programs' metrics come from the controller)."""
     boards = {"gpufleet-overview.json": cluster_overview(pricing, gpus_per_node, performance, groups),
               "gpufleet-node-jobs.json": node_jobs(pricing, groups)}
     if job_view:
-        boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node, slurm)
+        boards["gpufleet-jobs.json"] = jobs(pricing, gpus_per_node, slurm, elastic)
     if vgpu_slice:
         boards = {name: slice_aware(json.loads(json.dumps(board, cls=JSONEncoder))) for name, board in boards.items()}
     return {name: json.dumps(board, cls=JSONEncoder, sort_keys=True, indent=2) + "\n" for name, board in boards.items()}

@@ -8,7 +8,7 @@ from typing import Any
 from ..catalog.selector import Selection
 from ..groups.plans import NodeGroupPlans
 from .dashboard_cache import dashboards
-from .pricing import GroupPricing, NodePricing
+from .pricing import ElasticGroup, GroupPricing, NodePricing
 from .scrape import ALERT_RULES
 from .secrets import server_wanted
 
@@ -31,10 +31,14 @@ def stack_dashboards(plans: NodeGroupPlans) -> dict[str, str]:
     slurm = spec.scheduler.kind == "slurm" and server_wanted(plans)
     groups = tuple(GroupPricing(plan.group, node_pricing(plan), plan.instance.gpus)
                    for plan in plans.groups) if plans.grouped else ()
+    elastic = tuple(ElasticGroup(plan.group or plan.spec.scheduler.slurm.partition, plan.instance.gpus,
+                                 node_pricing(plan).usd_per_node_hour, plan.spec.nodes_range.min,
+                                 plan.spec.nodes_range.max)
+                    for plan in plans.groups if plan.spec.nodes_range is not None) if slurm else ()
     return dashboards(node_pricing(first), first.instance.gpus, job_view=spec.inference is None,
                       performance=any(plan.spec.node.health.performance.enabled for plan in plans.groups),
                       vgpu_slice=any(plan.instance.is_vgpu_slice for plan in plans.groups), slurm=slurm,
-                      groups=groups)
+                      groups=groups, elastic=elastic)
 
 
 def monitoring_outputs(plans: NodeGroupPlans) -> dict[str, Any]:

@@ -26,3 +26,15 @@ class GroupPricing:
     group: str
     pricing: NodePricing
     gpus_per_node: int
+
+
+@dataclass(frozen=True)
+class ElasticGroup:
+    """One elastic node group, for the jobs dashboard's elastic row: its GPUs and price per node (what a node the
+    power programs keep up costs) and its size range."""
+
+    group: str
+    gpus_per_node: int
+    usd_per_node_hour: float
+    min_nodes: int
+    max_nodes: int

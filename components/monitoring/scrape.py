@@ -41,18 +41,21 @@ def aws_jobs(stack: str, region: str, jobs: list[tuple[str, int]], grouped: bool
                {"name": "instance-state-name", "values": ["running"]}]
     group = [_group_label("__meta_ec2_tag_gpufleet_node_group")] if grouped else []
     return [_job(name, "ec2_sd_configs", {"region": region, "port": port, "filters": filters},
-                 "__meta_ec2_instance_id", *group) for name, port in jobs]
+                 node_label="__meta_ec2_instance_id", extra_relabel=group) for name, port in jobs]
 
 
 def gcp_jobs(project: str, zone: str, stack_label: str, jobs: list[tuple[str, int]],
-             grouped: bool = False) -> list[dict[str, Any]]:
+             grouped: bool = False, fallback_zones: Sequence[str] = ()) -> list[dict[str, Any]]:
     """GCE discovery of instances labelled with the stack in the cluster's zone (needs compute.instances.list), kept
     to the GPU nodes' role: the monitoring server carries the stack label too. `grouped`: the nodes' group label
-    becomes `node_group`."""
-    sd = {"project": project, "zone": zone, "filter": f'labels.gpufleet-stack="{stack_label}"'}
+    becomes `node_group`. `fallback_zones`: the other zones elastic groups' nodes may be started in, one discovery
+    each (GCE discovery lists one zone)."""
+    zones = list(dict.fromkeys([zone, *fallback_zones]))
     nodes_only = {"source_labels": ["__meta_gce_label_gpufleet_role"], "regex": NODE_ROLE, "action": "keep"}
     group = [_group_label("__meta_gce_label_gpufleet_node_group")] if grouped else []
-    return [_job(name, "gce_sd_configs", {**sd, "port": port}, "__meta_gce_instance_name", nodes_only, *group)
+    return [_job(name, "gce_sd_configs", *[{"project": project, "zone": each, "filter":
+                                            f'labels.gpufleet-stack="{stack_label}"', "port": port} for each in zones],
+                 node_label="__meta_gce_instance_name", extra_relabel=[nodes_only, *group])
             for name, port in jobs]
 
 
@@ -72,7 +75,8 @@ def azure_jobs(subscription_id: str, resource_group: str, scale_sets: list[str],
     named = sorted((scale_set, group) for scale_set, group in zip(scale_sets, groups, strict=False) if group)
     by_scale_set = [{"source_labels": ["__meta_azure_machine_scale_set"], "regex": re.escape(scale_set),
                      "target_label": GROUP_LABEL, "replacement": group} for scale_set, group in named]
-    return [_job(name, "azure_sd_configs", {**sd, "port": port}, "__meta_azure_machine_name", keep, *by_scale_set)
+    return [_job(name, "azure_sd_configs", {**sd, "port": port}, node_label="__meta_azure_machine_name",
+                 extra_relabel=[keep, *by_scale_set])
             for name, port in jobs]
 
 
@@ -113,6 +117,6 @@ class _NoAliases(yaml.SafeDumper):
         return True
 
 
-def _job(name: str, sd_key: str, sd: dict, node_label: str, *extra_relabel: dict) -> dict[str, Any]:
+def _job(name: str, sd_key: str, *sds: dict, node_label: str, extra_relabel: Sequence[dict] = ()) -> dict[str, Any]:
     relabel = [*extra_relabel, {"source_labels": [node_label], "target_label": "node"}]
-    return {"job_name": name, sd_key: [sd], "relabel_configs": relabel}
+    return {"job_name": name, sd_key: list(sds), "relabel_configs": relabel}

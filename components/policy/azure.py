@@ -1,4 +1,5 @@
-"""Azure rules: InfiniBand scale sets in one placement group, no VNet overlapping 172.16.0.0/16, no passwords."""
+"""Azure rules: InfiniBand scale sets in one placement group, no VNet overlapping 172.16.0.0/16, no passwords, scale-set
+writers (the Slurm controller's power programs) scoped to their scale sets."""
 
 from __future__ import annotations
 
@@ -90,3 +91,51 @@ def nsg_open_ingress(resource: Resource, config: dict) -> Iterable[Finding]:
         if hits:
             yield Finding(f"rule {rule.get('name')} allows the internet to port(s) {', '.join(map(str, hits))}",
                           "restrict sourceAddressPrefixes to your admin or monitoring CIDRs")
+
+
+ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+SCALE_SET_PATH = "/providers/microsoft.compute/virtualmachinescalesets/"
+SCALE_SET_WRITES = ("microsoft.compute/virtualmachinescalesets/write",
+                    "microsoft.compute/virtualmachinescalesets/delete/action",
+                    "microsoft.compute/virtualmachinescalesets/virtualmachines/write")
+BROAD_ROLES = {"8e3af657-a8ff-443c-a75c-2fe8c4bcb635": "Owner", "b24988ac-6180-42a0-ab88-20f7382dd24c": "Contributor",
+               "9980e02c-c2be-4d73-94e8-173b1dc7cf3c": "Virtual Machine Contributor"}
+"""Built-in roles that write every scale set and VM in their scope (GUIDs from Azure's built-in roles list)."""
+
+
+def _grants_write(action: str) -> bool:
+    """Whether an action (possibly a wildcard, as Azure RBAC matches it) covers a scale-set write."""
+    pattern = re.compile("^" + re.escape(action.lower()).replace(r"\*", ".*") + "$")
+    return any(pattern.match(write) for write in SCALE_SET_WRITES)
+
+
+def scale_set_writers_scoped(resources: list[Resource], config: dict):
+    """A custom role that grows scale sets or deletes their instances (what the Slurm controller's power programs
+    hold) is assigned on scale sets only, never on a resource group or subscription; and the principal holding it
+    gets no Owner, Contributor or Virtual Machine Contributor anywhere."""
+    writers = [r for r in resources if r.type == ROLE_DEFINITION and any(
+        _grants_write(str(action)) for permission in as_list(r.props.get("permissions"))
+        for action in as_list((permission or {}).get("actions")))]
+    writer_ids = {ref for role in writers for ref in role.ids() | {str(role.props.get("roleDefinitionId") or "")}
+                  if ref}
+    scale_sets = {ref for r in resources if r.type == VMSS for ref in r.ids()}
+    assignments = [r for r in resources if r.type == ROLE_ASSIGNMENT]
+
+    def is_writer(assignment: Resource) -> bool:
+        role = str(assignment.props.get("roleDefinitionId") or "")
+        return role in writer_ids or role.rsplit("/", 1)[-1] in writer_ids
+
+    holders = {str(a.props.get("principalId")) for a in assignments if is_writer(a)}
+    for assignment in assignments:
+        scope = str(assignment.props.get("scope") or "")
+        role = str(assignment.props.get("roleDefinitionId") or "")
+        if is_writer(assignment) and scope not in scale_sets and SCALE_SET_PATH not in scope.lower():
+            yield assignment, Finding(f"a role that writes scale sets is assigned on {scope or 'no scope'}, not on a "
+                                      "scale set: every scale set there could be grown or emptied",
+                                      "assign it on each elastic scale set's id (gpufleet's elastic groups do)")
+        broad = BROAD_ROLES.get(role.rsplit("/", 1)[-1].lower())
+        if broad and str(assignment.props.get("principalId")) in holders:
+            yield assignment, Finding(f"built-in {broad} granted on {scope or 'no scope'} to the identity that runs "
+                                      "the power programs", "grant only the custom scale-set role, on the elastic "
+                                      "scale sets")

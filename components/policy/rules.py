@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import aws, azure, cost, gcp
+from . import aws, aws_iam, azure, cost, gcp
 from .model import ADVISORY, MANDATORY, Rule
 
 RULES: tuple[Rule, ...] = (
@@ -21,6 +21,9 @@ RULES: tuple[Rule, ...] = (
          "Capacity Block or capacity reservation", MANDATORY, check=aws.pg_with_reservation),
     Rule("aws-s3-bucket-private", "S3 buckets block every kind of public access", MANDATORY,
          stack_check=aws.private_buckets),
+    Rule("aws-instance-writers-scoped", "instances are launched only from named launch templates, tagged on "
+         "create, terminated only by the cluster's tag; roles passed by ARN", MANDATORY,
+         check=aws_iam.instance_writers_scoped),
     Rule("azure-ib-single-placement-group", "InfiniBand scale sets use singlePlacementGroup: true and at most 100 "
          "instances", MANDATORY, check=azure.ib_single_placement_group),
     Rule("azure-ib-no-172-16-overlap", "no VNet or subnet overlapping 172.16.0.0/16 with InfiniBand sizes",
@@ -29,6 +32,9 @@ RULES: tuple[Rule, ...] = (
          check=azure.no_password_auth),
     Rule("azure-no-open-admin-or-exporter-ingress", "no internet ingress on 22, 3389 or exporter ports", MANDATORY,
          check=azure.nsg_open_ingress),
+    Rule("azure-scale-set-writers-scoped", "roles that grow scale sets or delete their instances are assigned on "
+         "scale sets only, and their holder gets no Owner, Contributor or Virtual Machine Contributor", MANDATORY,
+         stack_check=azure.scale_set_writers_scoped),
     Rule("gcp-gpu-terminate-on-maintenance", "GPU VMs set onHostMaintenance: TERMINATE", MANDATORY,
          check=gcp.terminate_on_maintenance),
     Rule("gcp-spot-no-automatic-restart", "spot VMs set automaticRestart: false", MANDATORY,

@@ -1,6 +1,6 @@
 """Rules for elastic node counts (`nodes: {min, max}`) and capacity fallbacks (one function each).
 
-An elastic group is sized by Slurm's power saving (README "Elastic clusters (in progress)"), so a range needs Slurm;
+An elastic group is sized by Slurm's power saving (README "Elastic clusters"), so a range needs Slurm;
 an inference fleet scales with `inference.autoscaling` behind its load balancer instead; reservations and Capacity Blocks are
 paid for whole, so they stay fixed-size. Fallbacks are what a resume tries when capacity runs out: they apply to
 elastic groups only (a fixed fleet is the cloud's to refill). Checks that need the catalog (each fallback type's

@@ -49,7 +49,7 @@ REQUIRED_WITHOUT_GROUPS = ("nodes", "accelerator")
 
 class NodeRange(StrictModel):
     """An elastic node count: Slurm's power saving starts nodes for queued jobs, up to `max`, and releases idle ones
-    down to `min` (README "Elastic clusters (in progress)")."""
+    down to `min` (README "Elastic clusters")."""
 
     min: Count = Field(ge=0, le=MAX_CLUSTER_NODES, examples=[0])
     """Nodes kept up while the queue is empty, 0 to 4096; 0 pays for no GPU while idle."""
@@ -176,7 +176,7 @@ class NodeGroup(StrictModel):
 
     _node_range = model_validator(mode="before")(node_range_input)
     nodes: Count | None = Field(None, ge=1, le=4096)
-    """Nodes in this group, 1 to 4096, or `{min, max}` for an elastic group (with Slurm; declared on GCP, refused on AWS and Azure for now). Default: the cluster's `nodes`."""
+    """Nodes in this group, 1 to 4096, or `{min, max}` for an elastic group (with Slurm: README "Elastic clusters"). Default: the cluster's `nodes`."""
     nodes_range: NodeRange | None = None
     """Written as `nodes: {min, max}`."""
     accelerator: Accelerator | None = None
@@ -208,7 +208,7 @@ class ClusterSpec(StrictModel):
     """Elastic groups without placement: other zones of the region a resume tries, after every type in `zone`, when capacity runs out. Default: none."""
     _node_range = model_validator(mode="before")(node_range_input)
     nodes: Count | None = Field(None, ge=1, le=4096)
-    """Number of GPU nodes, 1 to 4096, or `{min: 0, max: 16}` for an elastic group that Slurm grows with its queue and shrinks to `min` when idle (declared on GCP, refused on AWS and Azure for now: README "Elastic clusters (in progress)"). Changing it touches only the fleet. Required, unless every node group sets its own."""
+    """Number of GPU nodes, 1 to 4096, or `{min: 0, max: 16}` for an elastic group that Slurm grows with its queue and shrinks to `min` when idle (on AWS, Azure and GCP: README "Elastic clusters"). Changing it touches only the fleet. Required, unless every node group sets its own."""
     nodes_range: NodeRange | None = None
     """Written as `nodes: {min, max}`."""
     accelerator: Accelerator | None = None

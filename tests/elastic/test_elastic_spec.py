@@ -149,10 +149,16 @@ def test_the_slurm_settings_default_to_ten_idle_minutes_and_boot_to_ready_with_m
     assert found[0].startswith("`scheduler.slurm.suspend_time_minutes`: got 0; expected"), found
 
 
-def test_elastic_groups_are_planned_but_refused_where_they_would_be_declared():
-    """No cloud component declares elastic groups yet: `check_cluster_input` (and each cloud's component, through
-    the same function) refuses them at `nodes`, rather than declaring a fixed fleet of `max` nodes."""
-    found = problems({**BASE, "nodes": 2, "node_groups": {"burst": {"nodes": {"min": 0, "max": 8}}, "fixed": {}}})
+def test_elastic_groups_are_planned_but_refused_where_they_would_be_declared(monkeypatch):
+    """A cloud whose component does not declare elastic groups (outside `ELASTIC_CLOUDS`): `check_cluster_input`
+    (and each cloud's component, through the same function) refuses them at `nodes`, rather than declaring a fixed
+    fleet of `max` nodes. AWS declares them: the same spec passes there."""
+    from gpufleet import pipeline
+
+    raw = {**BASE, "nodes": 2, "node_groups": {"burst": {"nodes": {"min": 0, "max": 8}}, "fixed": {}}}
+    check_cluster_input(raw)  # passes
+    monkeypatch.setattr(pipeline, "ELASTIC_CLOUDS", frozenset({"gcp"}))
+    found = problems(raw)
     assert found == ["`node_groups.burst.nodes`: got {'min': 0, 'max': 8}; elastic groups are checked and priced, "
                      "but this release's aws component does not declare them yet: give a fixed number of nodes"]
     plans = plan({**BASE, "nodes": 2, "node_groups": {"burst": {"nodes": {"min": 0, "max": 8}}, "fixed": {}}})

@@ -167,3 +167,29 @@ def test_a_second_resume_of_a_node_with_an_instance_launches_nothing(tmp_path, c
     run_resume(tmp_path, cloud, ["train-1"])
     assert faults.calls == calls
     assert len(instances_of(ec2, ["train-1"])) == 1
+
+
+def test_a_fallback_target_launches_from_its_own_template(tmp_path, cloud):
+    """A fallback type's target names its own launch template (its node config names its type): the fleet that
+    starts the node after the first type's capacity error is made from that template, the first from the group's."""
+    ec2, faults, subnets, template = cloud
+    own = ec2.create_launch_template(LaunchTemplateName="train-p5e", LaunchTemplateData={
+        "ImageId": AMI, "InstanceType": "p5e.48xlarge"})["LaunchTemplate"]["LaunchTemplateId"]
+    faults.errors[("p5.48xlarge", ZONES[0])] = "InsufficientInstanceCapacity"
+    targets = (AwsTarget(instance_type="p5.48xlarge", subnet_id=subnets[ZONES[0]], availability_zone=ZONES[0]),
+               AwsTarget(instance_type="p5e.48xlarge", subnet_id=subnets[ZONES[0]], availability_zone=ZONES[0],
+                         launch_template_id=own))
+    group = PowerGroup(name="train", partition="train", node_prefix="train-", max_nodes=8,
+                       aws=AwsGroup(launch_template_id=template, targets=targets, market="spot"))
+    settings = PowerConfig(cloud="aws", cluster_id=CLUSTER, groups=(group,), aws=AwsApi(region=REGION),
+                           state_dir=str(tmp_path / "state"), metrics_file=str(tmp_path / "metrics.prom"))
+    before = {fleet["FleetId"] for fleet in ec2.describe_fleets()["Fleets"]}
+    names = ["train-7"]
+    resume(settings, AwsProvider(settings, client=ec2), FakeSlurm(names),
+           PowerState(settings.state_dir, settings.metrics_file, ["train"]), names)
+    assert faults.calls == [("p5.48xlarge", ZONES[0]), ("p5e.48xlarge", ZONES[0])]
+    [(_, kind, _, _)] = instances_of(ec2, names).values()
+    assert kind == "p5e.48xlarge"
+    made = [fleet for fleet in ec2.describe_fleets()["Fleets"] if fleet["FleetId"] not in before]
+    assert [spec["LaunchTemplateSpecification"]["LaunchTemplateId"] for fleet in made
+            for spec in fleet["LaunchTemplateConfigs"]] == [own]

@@ -189,27 +189,56 @@ def test_the_cost_shows_the_elastic_groups_idle_and_full_price():
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure"])
-def test_aws_and_azure_still_refuse_a_range(cloud):
+def test_every_cloud_declares_a_range(cloud):
     from gpufleet.pipeline import check_cluster_input
-    from gpufleet.spec.errors import SpecError
 
     raw = {"cloud": cloud, "region": "us-east-2" if cloud == "aws" else "eastus", "nodes": {"min": 0, "max": 2},
            **({"zone": "use2-az2"} if cloud == "aws" else {"access": {"ssh_public_key": KEY}}),
            "accelerator": {"instance_type": "g6.12xlarge" if cloud == "aws" else "Standard_NC24ads_A100_v4"},
            "scheduler": {"kind": "slurm"}, "placement_group": False, "fabric": "tcp"}
-    with pytest.raises(SpecError, match="does not declare them yet"):
-        check_cluster_input(raw)
+    assert check_cluster_input(raw).nodes_range.max == 2
 
 
-def test_gcp_refuses_fallback_types_it_cannot_declare_yet():
-    from gpufleet.gcp.elastic import elastic_gcp_problems
-    from gpufleet.pipeline import plan_node_groups
-    from gpufleet.spec import parse_cluster_spec
+FALLBACK = {**SPEC, "accelerator": {"instance_type": "g2-standard-8", "fallback_types": ["g2-standard-12"]}}
 
-    plans = plan_node_groups(parse_cluster_spec({**SPEC, "accelerator": {"gpu": "L4", "gpus_per_node": 1,
-                                                                          "instance_type": "g2-standard-8",
-                                                                          "fallback_types": ["g2-standard-12"]}}))
-    assert [p.path for p in elastic_gcp_problems(plans.groups, "base")] == ["accelerator.fallback_types"]
+
+def test_a_fallback_type_gets_its_own_template_and_is_tried_before_the_next_zone():
+    """g2-standard-12 (one L4, more CPUs and memory) has its own node config in its own template; a resume tries
+    each type in the group's zone, then each in the fallback zone; the controller's role names both templates, and
+    slurm.conf declares the smaller shape."""
+    resources = named(doc(FALLBACK))
+    templates = {name: r["inputs"] for name, r in resources.items() if r["type"] == TEMPLATE}
+    assert sorted(templates) == ["gpufleet-g2-standard-12-template", "gpufleet-template"]
+    fallback, chosen = templates["gpufleet-g2-standard-12-template"], templates["gpufleet-template"]
+    assert (fallback["machineType"], chosen["machineType"]) == ("g2-standard-12", "g2-standard-8")
+    assert fallback["metadata"][GCP_PREFIX_KEY] == chosen["metadata"][GCP_PREFIX_KEY]
+    assert fallback["labels"][CLUSTER_KEY] == chosen["labels"][CLUSTER_KEY]
+    assert fallback["metadata"]["user-data"] != chosen["metadata"]["user-data"]  # each type's node config
+    files = controller_files(FALLBACK)
+    (group,) = load_power_config(files["/etc/gpufleet-slurm/power.json"]).groups
+    assert [(t.zone, t.machine_type, t.instance_template) for t in group.gcp.targets] == [
+        ("us-central1-b", "g2-standard-8", "gpufleet-template-self-link"),
+        ("us-central1-b", "g2-standard-12", "gpufleet-g2-standard-12-template-self-link"),
+        ("us-central1-a", "g2-standard-8", "gpufleet-template-self-link"),
+        ("us-central1-a", "g2-standard-12", "gpufleet-g2-standard-12-template-self-link")]
+    clauses = resources["gpufleet-slurm-power-grant"]["inputs"]["condition"]["expression"].split(" || ")
+    base = "projects/example-project/global/instanceTemplates"
+    assert [c for c in clauses if "instanceTemplates" in c] == [
+        f'resource.name == "{base}/gpufleet-template"', f'resource.name == "{base}/gpufleet-g2-standard-12-template"']
+    prefix = chosen["metadata"][GCP_PREFIX_KEY]
+    assert f"NodeName={prefix}[1-4] State=CLOUD CPUs=8 RealMemory=31129 Gres=gpu:1 " \
+        "Features=gpu,g2-standard-8,g2-standard-12,tcp" in files["/etc/slurm/slurm.conf"].splitlines()
+    assert [v.line() for v in check_plan(doc(FALLBACK))] == []
+
+
+def test_a_fallback_type_of_another_gpu_is_refused_at_its_entry():
+    from gpufleet.pipeline import check_cluster_input
+    from gpufleet.spec.errors import SpecError
+
+    with pytest.raises(SpecError) as refused:
+        check_cluster_input({**SPEC, "accelerator": {"instance_type": "g2-standard-8",
+                                                     "fallback_types": ["a2-highgpu-1g"]}})
+    assert [p.path for p in refused.value.problems] == ["accelerator.fallback_types[0]"]
 
 
 @pytest.mark.slow
@@ -270,3 +299,29 @@ def test_an_elastic_controller_is_replaced_when_its_user_data_changes_and_a_fixe
     assert (elastic.replace_on_changes, elastic.delete_before_replace) == (["metadata"], True)
     fixed = _controller_options({**SPEC, "nodes": 2, "fallback_zones": []})
     assert not fixed.replace_on_changes and not fixed.delete_before_replace
+
+
+def test_nodes_in_every_zone_a_resume_tries_are_scraped_listed_and_reached(tmp_path):
+    """A node started in a fallback zone is discovered by the monitoring server, listed by `list_nodes` and reached
+    by `connect`: the commands run in bash against a stand-in gcloud that answers one node in us-central1-a."""
+    user_data = named(doc(SPEC))["gpufleet-monitoring-server"]["inputs"]["metadata"]["user-data"]
+    files = {f["path"]: f["content"] for f in read_yaml(user_data)["write_files"]}
+    prometheus = read_yaml(files["/etc/prometheus/prometheus.yml"])
+    discovered = {job["job_name"]: [sd["zone"] for sd in job["gce_sd_configs"]]
+                  for job in prometheus["scrape_configs"] if "gce_sd_configs" in job}
+    assert discovered == {"gpufleet-dcgm": ["us-central1-b", "us-central1-a"],
+                          "gpufleet-node": ["us-central1-b", "us-central1-a"]}
+    outputs = doc(SPEC)["outputs"]
+    gcloud = tmp_path / "gcloud"
+    gcloud.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/calls"\n'
+                      'case "$*" in *"value(name,zone.basename())"*) echo "node-1 us-central1-a";; '
+                      '*networkIP*) echo 10.0.0.7;; esac\n')
+    gcloud.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    listed = subprocess.run(["bash", "-c", outputs["list_nodes"]], env=env, capture_output=True, text=True,
+                            timeout=30)
+    assert listed.stdout == "10.0.0.7\n", listed.stderr
+    subprocess.run(["bash", "-c", outputs["connect"]], env=env, check=True, timeout=30)
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert all("--zones us-central1-b,us-central1-a " in call for call in calls[:2])
+    assert calls[-1] == "compute ssh --tunnel-through-iap node-1 --zone us-central1-a"

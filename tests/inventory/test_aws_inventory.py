@@ -4,18 +4,23 @@ propagated, `aws:autoscaling:groupName` set by the group), its monitoring server
 as components/aws/slurm_controller.py declares it) come back in their groups with the Session Manager connection set; other clusters' instances, the same stack name in another project, untagged and stopped
 instances do not. A stack with two node groups (tests/inventory/grouped_stacks.py), whose Auto Scaling groups carry
 the tags its plan declares, lists every group's nodes in `gpu_nodes` and each group's in `node_group_<group>`, with
-the group's name, type and fabric; another cluster's group of the same name stays out."""
+the group's name, type and fabric; another cluster's group of the same name stays out. With one group elastic (no
+Auto Scaling group), the instances its power programs launched and named are that group's nodes."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import yaml
 
+from gpufleet.cloud_init.power.config import NODE_NAME_KEY
 from gpufleet.naming import cluster_hash
 from gpufleet.plan.cli import main
+from gpufleet.plan.render import plan_json
+from gpufleet.plan.runner import run_program
 from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list
-from tests.inventory.grouped_stacks import CLUSTERS, declared, planned, stack_of, write_stack
+from tests.inventory.grouped_stacks import CLUSTERS, declared, planned, stack_config, stack_of, write_stack
 
 boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
@@ -198,3 +203,48 @@ def test_each_node_carries_its_own_groups_name_type_fabric_and_fleet(aws, team_l
         "eval-small", "g6e.xlarge", "tcp", fleets["eval-small"])
     server = hostvars[world["team_monitoring"]]
     assert (server["gpufleet_node_group"], server["gpufleet_fabric"], server["gpufleet_fleet"]) == ("", "none", "")
+
+
+def elastic_team_config() -> dict:
+    """The two-group stack with `eval-small` elastic (Slurm on): no Auto Scaling group for it."""
+    config = stack_config("aws")
+    cluster = config["gpufleet:cluster"]
+    cluster["scheduler"] = {"kind": "slurm"}
+    cluster["node_groups"]["eval-small"]["nodes"] = {"min": 0, "max": 2}
+    return config
+
+
+@pytest.fixture(scope="module")
+def elastic_listing(aws, tmp_path_factory, monkeypatch_module):
+    """The stack's inventory once `eval-small` is elastic: an instance launched from its template by the power
+    programs (the template's tags, the node-name and group tags ResumeProgram writes) beside the fixed group's."""
+    endpoint, world = aws
+    tmp = tmp_path_factory.mktemp("aws-elastic-inventory")
+    monkeypatch_module.chdir(ROOT)
+    document = json.loads(plan_json(run_program(stack_of("aws"), elastic_team_config())))
+    assert document["outputs"]["node_groups"]["eval-small"]["fleet_name"] is None
+    template = declared(document, "aws:ec2/launchTemplate:LaunchTemplate", "gpufleet-eval-small-lt")
+    node_tags = next(spec["tags"] for spec in template["tagSpecifications"] if spec["resourceType"] == "instance")
+    ec2 = boto3.client("ec2", endpoint_url=endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
+                       region_name=TEAM_REGION)
+    elastic_node = run_instance(ec2, "g6e.xlarge", [
+        {"Key": key, "Value": value} for key, value in {**node_tags, NODE_NAME_KEY: "gpufleet-eval-small-1",
+                                                        "gpufleet-slurm-group": "eval-small"}.items()])
+    path = tmp / f"Pulumi.{stack_of('aws')}.yaml"
+    path.write_text(yaml.safe_dump({"config": elastic_team_config()}, sort_keys=False))
+    outputs = tmp / "outputs.json"
+    outputs.write_text(json.dumps({**document["outputs"], "ssm_transfer_bucket": BUCKET}))
+    assert main(["inventory", str(path), "--out", str(tmp / "inventory"), "--outputs", str(outputs)]) == 0
+    env = ansible_env(tmp, AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                      AWS_DEFAULT_REGION=TEAM_REGION)
+    listing = inventory_list(tmp / "inventory" / f"{stack_of('aws')}.aws_ec2.yml", env)
+    ec2.terminate_instances(InstanceIds=[elastic_node])
+    return listing, elastic_node
+
+
+def test_an_elastic_groups_nodes_are_gpu_nodes_without_an_auto_scaling_group(aws, elastic_listing):
+    _endpoint, world = aws
+    listing, elastic_node = elastic_listing
+    assert group_hosts(listing, "node_group_eval_small") == {elastic_node}  # the old fixed fleet's node is not
+    assert group_hosts(listing, "gpu_nodes") == {*world["team_train"], elastic_node}
+    assert listing["_meta"]["hostvars"][elastic_node]["gpufleet_node_group"] == "eval-small"

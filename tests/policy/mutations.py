@@ -115,6 +115,20 @@ def _project_instance_admin(d):
     _first(d, "gcp:projects/iAMMember:IAMMember").update(role="roles/compute.instanceAdmin.v1", condition=None)
 
 
+def _unscoped_terminate(d):
+    """A role policy that terminates any instance and launches from any template (what a hand-written power
+    program's policy often grants)."""
+    import json
+
+    _first(d, "aws:iam/rolePolicy:RolePolicy")["policy"] = json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:TerminateInstances"], "Resource": "*"}]})
+
+
+def _scale_set_writer_on_the_group(d):
+    role = _first(d, "azure-native:authorization:RoleDefinition")  # the monitoring server's discovery role
+    role["permissions"][0]["actions"].append("Microsoft.Compute/virtualMachineScaleSets/write")
+
+
 def _on_demand_fleet(d):
     mixed = _first(d, ASG)["mixedInstancesPolicy"]
     mixed["instancesDistribution"]["onDemandPercentageAboveBaseCapacity"] = 100
@@ -143,6 +157,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("aws-no-placement-group-with-reservation", "aws-train", _lt_pg_with_odcr),
     ("aws-s3-bucket-private", "aws-train", _bucket_without_block),
     ("aws-s3-bucket-private", "aws-train", _bucket_block_half_off),
+    ("aws-instance-writers-scoped", "aws-train", _unscoped_terminate),
     ("azure-ib-single-placement-group", "azure-train", _ib_multi_pg),
     ("azure-ib-single-placement-group", "azure-train", _ib_too_big),
     ("azure-ib-no-172-16-overlap", "azure-train", _ib_vnet),
@@ -156,6 +171,7 @@ CORPUS: list[tuple[str, str, Callable[[dict], None]]] = [
     ("gcp-gpu-shielded-vm", "gcp-dev", _not_shielded),
     ("gcp-instance-writers-scoped", "gcp-train", _project_instance_admin),
     ("gcp-reservation-only-machine-not-standard", "gcp-dev", _a4_on_demand),
+    ("azure-scale-set-writers-scoped", "azure-train", _scale_set_writer_on_the_group),
     ("cost-on-demand-multi-node", "aws-train", _on_demand_fleet),
     ("cost-dev-stack-without-spot", "aws-dev", _dev_bigger),
 ]
