@@ -99,7 +99,8 @@ def controller_text(plans, base_name: str) -> str:
     """gcp-burst's controller user data as `gpufleet.gcp.slurm_controller.controller_user_data` renders it, for the
     image's Slurm release."""
     plan, metrics = plans.first, plan_monitoring(plans).enabled
-    power = power_config(PROJECT, UNIQUE, [(plan, power_node_prefix(base_name, plan.group), TEMPLATE)], metrics)
+    power = power_config(PROJECT, UNIQUE, [(plan, power_node_prefix(base_name, plan.group),
+                                            [(plan.instance.name, TEMPLATE)])], metrics)
     settings = replace(elastic_settings(plans, CLUSTER, CONTROLLER_ADDRESS, prefix_of(base_name)),
                        slurm_release=SLURM_RELEASE)
     return render_controller_cloud_config(ControllerConfig(
