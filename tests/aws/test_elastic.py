@@ -12,19 +12,18 @@ import json
 import os
 import shutil
 import subprocess
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from gpufleet.cloud_init.power.config import CLUSTER_KEY, NODE_NAME_KEY, load_power_config
-from gpufleet.plan.render import plan_json
 from gpufleet.policy.engine import check_plan
 from tests.conftest import cached_plan, plan_spec
 from tests.yaml_reader import read_yaml
 
 from ..cloud_init.stack_configs import plan_cloud_configs
 from ..cloud_init.test_boot_order import assert_no_ordering_cycle, machine
+from ..elastic.documents import doc, named
 from ..plan.test_required_inputs import problems_of
 from ..scheduler.test_slurm_daemons import SLURM_HINT
 from ..validators import cloud_config_problems, require_tool
@@ -39,19 +38,6 @@ GROUPED = {"cloud": "aws", "region": "us-east-2", "zone": "us-east-2b",
 ASG = "aws:autoscaling/group:Group"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 POWER_POLICY = "gpufleet-slurm-role-power"
-
-
-@cache
-def _doc(spec_json: str) -> str:
-    return plan_json(cached_plan(json.loads(spec_json)))
-
-
-def doc(raw: dict) -> dict:
-    return json.loads(_doc(json.dumps(raw, sort_keys=True)))
-
-
-def named(document: dict) -> dict[str, dict]:
-    return {r["name"]: r for r in document["resources"]}
 
 
 def user_data(raw: dict, resource: str) -> dict[str, str]:

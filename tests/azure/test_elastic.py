@@ -23,6 +23,7 @@ from tests.yaml_reader import read_yaml
 
 from ..cloud_init.stack_configs import plan_cloud_configs
 from ..cloud_init.test_boot_order import assert_no_ordering_cycle, machine
+from ..elastic.documents import doc, named
 from ..plan.test_required_inputs import problems_of
 from ..validators import cloud_config_problems
 
@@ -37,19 +38,6 @@ GROUPED = {"cloud": "azure", "region": "eastus", "zone": "1", "access": {"ssh_pu
            "node_groups": {"fixed": {"nodes": 1, "slurm_default": True}, "burst": {"nodes": {"min": 0, "max": 3}}}}
 VMSS = "azure-native:compute:VirtualMachineScaleSet"
 SUBSCRIPTION, GROUP = "00000000-0000-0000-0000-000000000000", "gpufleet-rg"  # the mocks'
-
-
-@cache
-def _doc(spec_json: str) -> str:
-    return plan_json(cached_plan(json.loads(spec_json)))
-
-
-def doc(raw: dict) -> dict:
-    return json.loads(_doc(json.dumps(raw, sort_keys=True)))
-
-
-def named(document: dict) -> dict[str, dict]:
-    return {r["name"]: r for r in document["resources"]}
 
 
 def controller_files(raw: dict) -> dict[str, str]:

@@ -8,24 +8,22 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import os
 import shutil
 import subprocess
-from functools import cache
 from pathlib import Path
 
 import pulumi
 import pytest
 
 from gpufleet.cloud_init.power.config import CLUSTER_KEY, GCP_PREFIX_KEY, load_power_config
-from gpufleet.plan.render import plan_json
 from gpufleet.policy.engine import check_plan
 from tests.conftest import cached_plan
 from tests.yaml_reader import read_yaml
 
 from ..cloud_init.stack_configs import plan_cloud_configs
 from ..cloud_init.test_boot_order import assert_no_ordering_cycle, machine
+from ..elastic.documents import doc, named
 from ..plan.test_required_inputs import problems_of
 from ..scheduler.test_slurm_daemons import SLURM_HINT
 from ..validators import cloud_config_problems, require_tool
@@ -42,19 +40,6 @@ GROUPED = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-b",
            "node_groups": {"fixed": {"nodes": 1, "slurm_default": True}, "burst": {"nodes": {"min": 0, "max": 3}}}}
 FLEET = "gcp:compute/instanceGroupManager:InstanceGroupManager"
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
-
-
-@cache
-def _doc(spec_json: str) -> str:
-    return plan_json(cached_plan(json.loads(spec_json)))
-
-
-def doc(raw: dict) -> dict:
-    return json.loads(_doc(json.dumps(raw, sort_keys=True)))
-
-
-def named(document: dict) -> dict[str, dict]:
-    return {r["name"]: r for r in document["resources"]}
 
 
 def controller_files(raw: dict) -> dict[str, str]:
