@@ -23,7 +23,7 @@ ENTRY = "gpufleet-slurm-power"
 ENTRY_PATH = f"/usr/local/sbin/{ENTRY}"
 PROGRAM_LINKS = ("gpufleet-slurm-resume", "gpufleet-slurm-suspend", "gpufleet-slurm-resume-fail")
 SYNC_UNIT = "gpufleet-slurm-power-sync"
-COMMON_MODULES = ("__init__", "cli", "config", "engine", "http", "metrics", "slurm")
+COMMON_MODULES = ("__init__", "cli", "config", "engine", "http", "metrics", "repair", "slurm")
 CLOUD_MODULES = {"aws": ("aws",), "gcp": ("gcp",), "azure": ("azure",)}
 
 

@@ -10,8 +10,9 @@ targets, what Slurm is told when nothing is left, and the safety rules.
 - suspend and resume-fail: each node's instance is found by the node's name (AWS tag, GCP instance name, Azure
   user data) among the cluster's instances and deleted by its id. No count is ever lowered, so no other node can
   be picked. A node Slurm shows with a job (ALLOCATED, MIXED, COMPLETING) is never released.
-- sync (every minute, the controller's timer): returns nodes this engine set DOWN (and nodes that timed out) to
-  service once their retry time has passed, powers up nodes until `min_nodes` of each group are up or coming
+- sync (every minute, the controller's timer): repairs broken nodes (repair.py: not responding, or drained by the
+  health check) by releasing their instances, returns nodes this engine set DOWN (and nodes that timed out) to
+  service once their retry time has passed (a repaired node at once), powers up nodes until `min_nodes` of each group are up or coming
   (slurm.conf's SuspendExcNodes keeps them from being powered down again), and clears a group's short flag once no
   node of it is DOWN for capacity or quota any more; it also records how many of each group's nodes are up (billed)
   and busy, for the dashboard.
@@ -26,6 +27,7 @@ from typing import Protocol
 
 from .config import PowerConfig, PowerGroup
 from .metrics import PowerState
+from .repair import REPAIR_PREFIX, needs_repair, released_unhealthy, repair_reason
 from .slurm import Node, Slurm
 
 log = logging.getLogger("gpufleet-power")
@@ -159,7 +161,14 @@ def sync(config: PowerConfig, slurm: Slurm, state: PowerState, now: float | None
     now = time.time() if now is None else now
     for group in config.groups:
         shown = slurm.nodes(group.node_names())
-        returning = [node.name for node in shown.values() if _retry_due(node, now, config.capacity_retry_s)]
+        cleared = [node.name for node in shown.values() if released_unhealthy(node)]
+        returning = [node.name for node in shown.values() if _retry_due(node, now, config.capacity_retry_s)] + cleared
+        broken = [node for node in shown.values() if needs_repair(node)]
+        for node in broken:  # one update each: each keeps its own reason
+            reason = repair_reason(node, REASON_MAX_CHARS)
+            log.warning("%s: repairing %s: %s", group.name, node.name, node.reason)
+            slurm.update([node.name], "DOWN", reason)
+            slurm.update([node.name], "POWER_DOWN_FORCE", reason)
         if returning:
             log.info("%s: returning %s to service", group.name, ",".join(returning))
             slurm.update(returning, "RESUME")
@@ -170,12 +179,17 @@ def sync(config: PowerConfig, slurm: Slurm, state: PowerState, now: float | None
         with state.locked():
             state.seen(group.name, up=sum(node.up_or_coming for node in shown.values()),
                        busy=sum(node.busy for node in shown.values()))
+            state.count(group.name, "repaired", len(broken) + len(cleared))
             if recovered:
                 state.not_short(group.name)
 
 
 def _retry_due(node: Node, now: float, retry_s: int) -> bool:
-    if node.state != "DOWN" or not node.powered_down or not node.reason.startswith(RETRIED_REASONS):
+    if node.state != "DOWN" or not node.powered_down:
+        return False
+    if node.reason.startswith(REPAIR_PREFIX):
+        return True
+    if not node.reason.startswith(RETRIED_REASONS):
         return False
     return node.reason_time is None or node.reason_time.timestamp() + retry_s <= now
 

@@ -8,7 +8,8 @@ textfile collector, the way cloud_init/controller/gpufleet-slurm-metrics publish
   the other two), which the `GpufleetCapacityShort` alert reads;
 - `gpufleet_power_resume_failures_total{group, reason}`: nodes a resume could not start (`timeout`: nodes that did
   not register by ResumeTimeout);
-- `gpufleet_power_nodes_resumed_total{group}`, `gpufleet_power_nodes_released_total{group}`;
+- `gpufleet_power_nodes_resumed_total{group}`, `gpufleet_power_nodes_released_total{group}`,
+  `gpufleet_power_nodes_repaired_total{group}` (broken nodes `sync` released for a fresh instance);
 - `gpufleet_power_nodes_up{group}` (nodes with, or getting, an instance: what the cloud bills) and
   `gpufleet_power_nodes_busy{group}` (those running a job), as `sync` last saw them each minute: the dashboard's
   nodes up by group and its GPU-hours used against paid.
@@ -90,7 +91,8 @@ class PowerState:
             lines += [f'gpufleet_power_resume_failures_total{{group="{name}",reason="{reason}"}} '
                       f'{record["failures"].get(reason, 0)}' for reason in FAILURE_REASONS]
         for key, help_text in (("resumed", "Slurm nodes given an instance by ResumeProgram."),
-                               ("released", "Instances deleted by SuspendProgram or ResumeFailProgram.")):
+                               ("released", "Instances deleted by SuspendProgram or ResumeFailProgram."),
+                               ("repaired", "Broken nodes (not responding, or drained unhealthy) sync released.")):
             metric = f"gpufleet_power_nodes_{key}_total"
             lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]
             lines += [f'{metric}{{group="{name}"}} {record.get(key, 0)}' for name, record in records.items()]
