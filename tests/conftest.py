@@ -22,13 +22,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="gpufleet-test-xdg-")
 atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], True)  # one per test process; gone when it exits
 os.environ.pop("GPUFLEET_DATA_DIR", None)
-# The content cache (gpufleet.cloud_init.content_cache) in a folder of this test run, shared by its xdist workers
-# (made by the controlling process, whose environment they inherit) and the CLIs they start: tests never read
-# entries a developer's earlier plans left, nor leave any in their cache folder, and each user-data document is
-# compressed once per run instead of once per worker. Entries are written atomically, so workers can share them.
+# The content cache (gpufleet.cloud_init.content_cache) in the test runs' own folder, `.venv/test-content-cache`
+# (git ignores it), shared by the xdist workers and the CLIs they start (they
+# inherit the controlling process's environment): tests never read entries a developer's own plans left, nor leave
+# any in the developer's cache folder. Each user-data document is compressed once, not once per worker, and not
+# again by the next run: entries are keyed by their input and the digest of the code that made them, so an edited
+# transform misses the cache, and they are written atomically. Zopfli, the write_files YAML, the checked catalog and
+# the dashboards took about 15 s of the default suite's CPU with a fresh folder per run. A folder grown past
+# TEST_CACHE_MAX_BYTES (old code's entries pile up) is emptied when a run starts. CI's clean clone starts empty.
+TEST_CACHE = Path(__file__).resolve().parents[1] / ".venv" / "test-content-cache"
+TEST_CACHE_MAX_BYTES = 256 * 2**20
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(entry.stat().st_size for entry in folder.rglob("*") if entry.is_file())
+
+
 if not (os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("GPUFLEET_CACHE_DIR")):
-    os.environ["GPUFLEET_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpufleet-test-cache-")
-    atexit.register(shutil.rmtree, os.environ["GPUFLEET_CACHE_DIR"], True)
+    if TEST_CACHE.parent.is_dir():
+        if TEST_CACHE.is_dir() and _folder_bytes(TEST_CACHE) > TEST_CACHE_MAX_BYTES:
+            shutil.rmtree(TEST_CACHE, ignore_errors=True)
+        os.environ["GPUFLEET_CACHE_DIR"] = str(TEST_CACHE)
+    else:  # no venv beside the tests (an installed copy): a folder of this run
+        os.environ["GPUFLEET_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpufleet-test-cache-")
+        atexit.register(shutil.rmtree, os.environ["GPUFLEET_CACHE_DIR"], True)
 
 from gpufleet.plan.mocks import PlanMocks, RecordingMonitor  # noqa: E402
 from gpufleet.plan.runner import PlanResult, run_program  # noqa: E402
