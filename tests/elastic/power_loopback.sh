@@ -4,7 +4,8 @@
 #   SETUP=tests/scheduler/loopback-setup.sh unshare -m bash power_loopback.sh DIR
 # DIR holds slurm.conf (rendered by gpufleet.scheduler: conf.py plus power.py's lines, the programs under DIR/bin),
 # cgroup.conf, gres.conf, the job scripts' stand-ins, and the power configs: power.json, power-retry.json (retry at
-# once) and power-min.json (the `keep` group's min_nodes 1). Slurm runs as loopback-setup.sh starts it. The fake
+# once) and power-min.json (the `keep` group's min_nodes 1); slurm.conf's SlurmdTimeout is short, so a killed slurmd
+# is "Not responding" within seconds. Slurm runs as loopback-setup.sh starts it. The fake
 # writes DIR/spawn/NAME when it creates instance NAME and DIR/kill/NAME when it deletes it; this script plays the
 # instance: it starts `slurmd -N NAME` (a CLOUD node, configless) for a spawned name (except names in $DEAD, which
 # never come up) and stops it when killed. One slurmd at a time: they would share a port. Prints the evidence
@@ -106,6 +107,40 @@ wait_for 20 grep -q '^burst-2 deleted' "$dir/instances.log" || true
 echo "burst-2 $(state burst-2) $(reason burst-2)"
 echo "job $(squeue -h -j "$late" -o %T)"
 scancel "$late"
+
+echo "== unhealthy"  # burst-1's health check drains it during a job: once idle, sync releases it for a fresh one
+wait_for 40 node_is burst-3 'idle~' || true  # one slurmd at a time
+deleted() { grep -c "^$1 deleted" "$dir/instances.log" || true; }
+before=$(deleted burst-1)
+# shellcheck disable=SC2016 # expanded by the job's shell
+sick=$(sbatch --parsable -p burst -w burst-1 -t 2 -o /dev/null \
+  --wrap 'scontrol update nodename=$SLURMD_NODENAME state=DRAIN reason="gpufleet: unhealthy: test"; sleep 1')
+wait_for 40 job_gone "$sick" || true
+sync_power "$dir/power.json"
+wait_for 20 node_is burst-1 'down~' || true
+echo "burst-1 $(state burst-1) $(reason burst-1)"
+wait_for 10 test "$(deleted burst-1)" -gt "$before" && echo "burst-1 instance deleted"
+sync_power "$dir/power.json"
+echo "burst-1 $(state burst-1)"
+cp "$dir/metrics.prom" "$dir/repair.prom" 2>/dev/null || true
+
+echo "== not responding"  # burst-1's instance dies during a job, without a notice: DOWN, then released by sync
+hung=$(sbatch --parsable -p burst -w burst-1 -t 2 -o /dev/null --wrap 'sleep 120')
+wait_for 40 job_is "$hung" RUNNING || true
+before=$(deleted burst-1)
+kill -KILL "$(cat "$dir/run/slurmd.pid")" 2>/dev/null || true
+rm -f "$dir/run/slurmd.pid"
+wait_for 40 node_is burst-1 'down*' || true
+echo "burst-1 $(state burst-1) $(reason burst-1)"
+echo "job $(squeue -h -j "$hung" -o %T)"
+sync_power "$dir/power.json"
+wait_for 20 node_is burst-1 'down~' || true
+echo "burst-1 $(state burst-1) $(reason burst-1)"
+wait_for 10 test "$(deleted burst-1)" -gt "$before" && echo "burst-1 instance deleted"
+sync_power "$dir/power.json"
+echo "burst-1 $(state burst-1)"
+scancel "$hung"
+wait_for 40 node_is burst-1 'idle~' || true
 
 echo "== min"  # the keep group keeps one node up: sync powers it up, SuspendExcNodes keeps it past SuspendTime
 wait_for 40 node_is burst-3 'idle~' || true

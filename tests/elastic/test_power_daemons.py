@@ -4,7 +4,8 @@ slurmctld call ResumeProgram with the job's nodes; a zone without capacity falls
 resume; the idle node's instance is deleted by SuspendProgram after SuspendTime; a group with no capacity or quota
 left goes DOWN with the cloud's error as the reason while its job stays pending, returns to service after the retry
 time and runs the job once capacity is back; an instance that never boots is DOWN at ResumeTimeout and deleted by
-ResumeFailProgram; a group's minimum is powered up and kept up past SuspendTime. Loopback only, in a private mount
+ResumeFailProgram; a node the health check drains, and one whose slurmd dies during a job, are released by `sync`
+and returned to service; a group's minimum is powered up and kept up past SuspendTime. Loopback only, in a private mount
 namespace (tests/elastic/power_loopback.sh), about a minute."""
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ SETUP = HERE.parent / "scheduler" / "loopback-setup.sh"
 PROJECT, CLUSTER = "test-project", "c0ffee"
 ZONES = ("us-central1-a", "us-central1-b")
 SUSPEND_TIME_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 4, 3, 20
+SLURMD_TIMEOUT_S = 8  # a killed slurmd is "Not responding" within seconds, not conf.py's 5 minutes
 DEBIAN_SLURM = (22, 5)
 GROUPS = (ElasticGroup(name="burst", partition="burst", node_prefix="burst-", max_nodes=3, gpus=1, cpus=1,
                        memory_mib=500, features=("n2-standard-2",), suspend_time_s=SUSPEND_TIME_S,
@@ -84,10 +86,12 @@ def power_config(work: Path, base: str, keep_min: int = 0, retry_s: int = 3600) 
 
 def rendered_slurm_conf(work: Path, settings: SlurmSettings) -> str:
     """conf.py's slurm.conf of a one-group cluster, with power.py's lines for the elastic groups where conf.py will
-    place them, and power_save_interval=1 so the test does not wait out Slurm's 10 s default between passes."""
+    place them, power_save_interval=1 so the test does not wait out Slurm's 10 s default between passes, and a short
+SlurmdTimeout."""
     text = slurm_conf(settings)
     parameters = ",".join(("enable_configless", *slurmctld_parameters(GROUPS, DEBIAN_SLURM), "power_save_interval=1"))
     text = text.replace("SlurmctldParameters=enable_configless", f"SlurmctldParameters={parameters}")
+    text = text.replace("SlurmdTimeout=300", f"SlurmdTimeout={SLURMD_TIMEOUT_S}")
     text = text.replace(f"MaxNodeCount={settings.max_nodes}",
                         f"MaxNodeCount={settings.max_nodes + cloud_node_count(GROUPS)}")
     programs = PowerPrograms(resume=str(work / "bin/gpufleet-slurm-resume"),
@@ -212,6 +216,23 @@ def test_a_resume_that_times_out_goes_through_resume_fail_program(loopback):
     assert "resume-fail burst-2" in logs
     assert ("DELETE", f"/compute/v1/projects/{PROJECT}/zones/{ZONES[0]}/instances/burst-2", None) in fake.calls
     assert "burst-2 never boots" in found["instances"]
+
+
+def test_a_node_the_health_check_drained_is_released_and_returned_to_service(loopback):
+    found, _, work, logs = loopback
+    lines = found["unhealthy"].splitlines()
+    assert lines == ["burst-1 down~ gpufleet repair: gpufleet: unhealthy: test", "burst-1 instance deleted",
+                     "burst-1 idle~"], lines
+    assert "burst: repairing burst-1: gpufleet: unhealthy: test" in logs
+    assert 'gpufleet_power_nodes_repaired_total{group="burst"} 1' in (work / "repair.prom").read_text()
+
+
+def test_a_node_whose_slurmd_died_during_a_job_is_released_and_its_job_requeued(loopback):
+    found, *_ = loopback
+    lines = found["not responding"].splitlines()
+    assert lines[:4] == ["burst-1 down* Not responding", "job PENDING",
+                         "burst-1 down~ gpufleet repair: Not responding", "burst-1 instance deleted"], lines
+    assert lines[4] in ("burst-1 idle~", "burst-1 alloc#", "burst-1 mix#"), lines  # back, or resumed for its job
 
 
 def test_a_groups_minimum_is_powered_up_and_kept_up(loopback):
