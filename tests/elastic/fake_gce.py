@@ -3,10 +3,11 @@ JSON the Compute Engine REST reference documents (Operation, Instance, the Googl
 
 - `GET /computeMetadata/v1/instance/service-accounts/default/token` (needs `Metadata-Flavor: Google`);
 - `POST .../zones/Z/instances/bulkInsert` (BulkInsertInstanceResource: count, minCount, sourceInstanceTemplate,
-  perInstanceProperties): each named instance is created, or refused by `decide(zone, name, attempt)` with an error
-  code; fewer than minCount created -> nothing is created and the bulk operation ends with the first error (the
-  reference: "If minCount instances cannot be created, then no instances will be created"), else the operation
-  succeeds and each refused instance has a failed `insert` operation of the same operationGroupId;
+  perInstanceProperties): each named instance is created, or refused by `decide(zone, name, attempt, machine_type)`
+  (the template's type) with an error code; fewer than minCount created -> nothing is created and the bulk
+  operation ends with the first error (the reference: "If minCount instances cannot be created, then no instances
+  will be created"), else the operation succeeds and each refused instance has a failed `insert` operation of the
+  same operationGroupId;
 - `POST .../zones/Z/operations/OP/wait`, `GET .../zones/Z/operations?filter=...` (the insert operations of one
   operationGroupId, the filter the programs send), `GET`/`DELETE .../zones/Z/instances/NAME`;
 - answers without the bearer token are 401, unknown paths 404, both in the Google error shape.
@@ -34,7 +35,7 @@ MESSAGES = {
                                                  "resources available to fulfill the request.  '(resource type:compute)'.",
     "QUOTA_EXCEEDED": "Quota 'NVIDIA_H100_GPUS' exceeded.  Limit: 0.0 in region {region}.",
 }
-Decide = Callable[[str, str, int], "str | None"]
+Decide = Callable[[str, str, int, str], "str | None"]
 
 
 def google_error(code: int, message: str, reason: str) -> dict:
@@ -48,7 +49,7 @@ class FakeGce:
     def __init__(self, project: str, templates: dict[str, dict], decide: Decide | None = None,
                  on_create: Callable[[str], None] | None = None, on_delete: Callable[[str], None] | None = None):
         self.project, self.templates = project, templates
-        self.decide = decide or (lambda zone, name, attempt: None)
+        self.decide = decide or (lambda zone, name, attempt, machine_type: None)
         self.on_create, self.on_delete = on_create, on_delete
         self.instances: dict[tuple[str, str], dict] = {}
         self.operations: dict[tuple[str, str], dict] = {}
@@ -142,7 +143,7 @@ class FakeGce:
         verdicts = {}
         for name in names:
             self.attempts[name] = self.attempts.get(name, 0) + 1
-            verdicts[name] = self.decide(zone, name, self.attempts[name])
+            verdicts[name] = self.decide(zone, name, self.attempts[name], self.templates[template]["machineType"])
         created = [name for name in names if verdicts[name] is None]
         group = f"operation-group-{next(self.ids)}"
         bulk_target = f"{self._zone_url(zone)}/instances/bulkInsert"

@@ -125,11 +125,16 @@ echo "burst-1 $(state burst-1)"
 cp "$dir/metrics.prom" "$dir/repair.prom" 2>/dev/null || true
 
 echo "== not responding"  # burst-1's instance dies during a job, without a notice: DOWN, then released by sync
-hung=$(sbatch --parsable -p burst -w burst-1 -t 2 -o /dev/null --wrap 'sleep 120')
+hung=$(sbatch --parsable -p burst -w burst-1 -t 2 -o /dev/null --wrap 'exec sleep 120')
 wait_for 40 job_is "$hung" RUNNING || true
 before=$(deleted burst-1)
 kill -KILL "$(cat "$dir/run/slurmd.pid")" 2>/dev/null || true
 rm -f "$dir/run/slurmd.pid"
+# The job's slurmstepd outlives its slurmd, as on a hung instance; it goes with the instance here (this test's
+# only: its configless slurm.conf is under DIR).
+for pid in $(pgrep -f "^slurmstepd: \[$hung\." || true); do
+  if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/.*"; then pkill -KILL -P "$pid" || true; kill -KILL "$pid" || true; fi
+done
 wait_for 40 node_is burst-1 'down*' || true
 echo "burst-1 $(state burst-1) $(reason burst-1)"
 echo "job $(squeue -h -j "$hung" -o %T)"

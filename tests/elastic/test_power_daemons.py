@@ -62,7 +62,7 @@ def template(group: str) -> str:
     return f"projects/{PROJECT}/global/instanceTemplates/{group}"
 
 
-def decide(zone: str, name: str, attempt: int) -> str | None:
+def decide(zone: str, name: str, attempt: int, machine_type: str) -> str | None:
     """burst-1: no capacity in zone a. burst-2 and burst-3: zone a without capacity, zone b without quota, on their
     first resume (two attempts); capacity for both afterwards."""
     if name == "burst-1":

@@ -27,7 +27,7 @@ TEMPLATE = f"projects/{PROJECT}/global/instanceTemplates/train"
 def cloud(tmp_path):
     verdicts: dict[tuple[str, str], str] = {}  # (zone, instance) -> error code
     fake = FakeGce(PROJECT, {TEMPLATE: {"machineType": "a3-highgpu-8g", "labels": {CLUSTER_KEY: CLUSTER}}},
-                   lambda zone, name, attempt: verdicts.get((zone, name)))
+                   lambda zone, name, attempt, machine_type: verdicts.get((zone, name)))
     server = fake.server().start()
     group = PowerGroup(name="train", partition="train", node_prefix="train-", max_nodes=4, gcp=GcpGroup(targets=tuple(
         GcpTarget(instance_template=TEMPLATE, zone=zone, machine_type="a3-highgpu-8g") for zone in ZONES)))

@@ -3,12 +3,14 @@
 A controller VM boots gcp-burst's rendered controller user data: slurmctld with power saving and the real power
 programs, which call https://compute.googleapis.com (`instances.bulkInsert`, `get`, `delete`, `zoneOperations`)
 with the token of the controller's metadata server. Compute Engine is tests/elastic/fake_gce.py on the host, over
-TLS with a test CA the VMs trust. Its bulkInsert in the group's zone (us-central1-a) is answered with
-ZONE_RESOURCE_POOL_EXHAUSTED; in the fallback zones it creates the named instances, and each created instance is
-booted as a VM here: the instance template's rendered node user data, a metadata server with the instance's name,
-zone and the template's metadata (the controller's address, the munge key's Secret Manager name, the node prefix),
-and the template's machine shape (g2-standard-8: 8 vCPUs, 32 GiB), which slurm.conf's CLOUD node declares. Deleting
-an instance stops its VM.
+TLS with a test CA the VMs trust. The group has a fallback type (g2-standard-12, `OVERRIDES`), so a resume tries
+g2-standard-8 then g2-standard-12 in the group's zone (us-central1-a), then both in the first fallback zone. Its
+bulkInsert answers ZONE_RESOURCE_POOL_EXHAUSTED for both types in the group's zone and for g2-standard-8 in the
+fallback zone: the resume is served by the fallback type in the fallback zone. Each created instance is booted as a
+VM here: the rendered node user data of its template's type, a metadata server with the instance's name, zone and
+the template's metadata (the controller's address, the munge key's Secret Manager name, the node prefix), and the
+first type's machine shape (g2-standard-8: 8 vCPUs, 32 GiB), which slurm.conf's CLOUD node declares for the group
+(the host could not give two TCG guests 48 GiB each). Deleting an instance stops its VM.
 
 Every VM has two NICs: slirp with no route out, which carries only the metadata address (169.254.169.254) and the
 Google APIs' address (`API_ADDRESS`, port 443) to the host, and a qemu socket network for the cluster
@@ -42,7 +44,7 @@ from gpufleet.gcp.elastic import power_config, power_node_prefix, prefix_of, tem
 from gpufleet.gcp.nodes import base_instance_name
 from gpufleet.gcp.slurm_controller import CONTROLLER_KEY, KEY_KEY, STATE_DEVICE_NAME
 from gpufleet.monitoring.secrets import plan_monitoring
-from gpufleet.pipeline import plan_node_groups
+from gpufleet.pipeline import fallback_type_plans, plan_node_groups
 from gpufleet.plan.stackfile import apply_overrides, read_stack_config
 from gpufleet.scheduler.conf import controller_files
 from gpufleet.scheduler.elastic import elastic_settings
@@ -57,12 +59,15 @@ from .slurm_boots import make_seed, parse_report
 GUEST = Path(__file__).with_name("guest")
 STACK = "gcp-burst"
 # A one-minute idle time, and a resume timeout a TCG boot fits in (the defaults: 10 minutes, and the boot time).
-OVERRIDES = ("scheduler.slurm.suspend_time_minutes=1", "scheduler.slurm.resume_timeout_minutes=30")
+FALLBACK_TYPE = "g2-standard-12"
+OVERRIDES = ("scheduler.slurm.suspend_time_minutes=1", "scheduler.slurm.resume_timeout_minutes=30",
+             f"accelerator.fallback_types=[{FALLBACK_TYPE}]")
 CLUSTER = "gpufleet"
 UNIQUE = "e1a571"
 """The cluster's hash (`naming.cluster_hash` under `pulumi up`)."""
 PROJECT = "gpufleet-vm"
 TEMPLATE = f"projects/{PROJECT}/global/instanceTemplates/gpufleet-template"
+FALLBACK_TEMPLATE = f"projects/{PROJECT}/global/instanceTemplates/gpufleet-template-{FALLBACK_TYPE}"
 KEY_NAME = f"projects/{PROJECT}/secrets/gpufleet-gcp-burst-slurm-munge-key"
 EXHAUSTED_ZONE = "us-central1-a"
 SUBNET = "10.78.0"
@@ -85,6 +90,10 @@ class ElasticBoots:
     node_prefix: str = ""
     zones: list[str] = field(default_factory=list)
     """The group's zone, then its fallback zones: the order a resume tries them."""
+    verdicts: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(zone, machine type, instance, the stand-in's error code or "created"), in the order asked."""
+    boot_types: dict[str, str] = field(default_factory=dict)
+    """Instance -> the machine type of the template it was created from (whose user data its VM boots)."""
     secret_reads: list[str] = field(default_factory=list)
     seconds: float = 0.0
     consoles: dict[str, str] = field(default_factory=dict)
@@ -100,7 +109,8 @@ def controller_text(plans, base_name: str) -> str:
     image's Slurm release."""
     plan, metrics = plans.first, plan_monitoring(plans).enabled
     power = power_config(PROJECT, UNIQUE, [(plan, power_node_prefix(base_name, plan.group),
-                                            [(plan.instance.name, TEMPLATE)])], metrics)
+                                            [(plan.instance.name, TEMPLATE), (FALLBACK_TYPE, FALLBACK_TEMPLATE)])],
+                         metrics)
     settings = replace(elastic_settings(plans, CLUSTER, CONTROLLER_ADDRESS, prefix_of(base_name)),
                        slurm_release=SLURM_RELEASE)
     return render_controller_cloud_config(ControllerConfig(
@@ -215,7 +225,18 @@ def boot_elastic_cluster(image: Image, folder: Path, timeout: float) -> ElasticB
         f"{CONTROLLER_ADDRESS}:{controller_host}", f"{METADATA_ADDRESS}:metadata.google.internal",
         *(f"{API_ADDRESS}:{name}" for name in ("compute.googleapis.com", "secretmanager.googleapis.com"))])
     network = f"230.0.78.{random.randint(1, 250)}:{random.randint(40000, 60000)}"
-    node_user_data = user_data_for(plan, CLUSTER).encode()
+    type_plans = {plan.instance.name: plan, **{fallback.instance.name: fallback
+                                               for fallback in fallback_type_plans(plan)}}
+    assert list(type_plans) == [plan.instance.name, FALLBACK_TYPE], type_plans
+    user_data = {name: user_data_for(type_plan, CLUSTER).encode() for name, type_plan in type_plans.items()}
+    fallback_zone = plan.spec.fallback_zones[0]
+
+    def decide(zone: str, name: str, attempt: int, machine_type: str) -> str | None:
+        exhausted = zone == EXHAUSTED_ZONE or (zone == fallback_zone and machine_type == plan.instance.name)
+        verdict = "ZONE_RESOURCE_POOL_EXHAUSTED" if exhausted else None
+        result.verdicts.append((zone, machine_type, name, verdict or "created"))
+        return verdict
+
     attributes = {CONTROLLER_KEY: CONTROLLER_ADDRESS, KEY_KEY: KEY_NAME, GCP_PREFIX_KEY: prefix}
     result = ElasticBoots(node_prefix=prefix, zones=[plan.spec.zone, *plan.spec.fallback_zones])
     created: queue.Queue[str] = queue.Queue()
@@ -234,9 +255,9 @@ def boot_elastic_cluster(image: Image, folder: Path, timeout: float) -> ElasticB
         if vm is not None and vm.process is not None:
             vm.process.terminate()  # the instance is gone: its VM stops at once, as a deleted instance does
 
-    gce = FakeGce(PROJECT, {TEMPLATE: {"machineType": plan.instance.name, "labels": template_labels(UNIQUE)}},
-                  decide=lambda zone, name, attempt: "ZONE_RESOURCE_POOL_EXHAUSTED" if zone == EXHAUSTED_ZONE else None,
-                  on_create=on_create, on_delete=on_delete)
+    gce = FakeGce(PROJECT, {TEMPLATE: {"machineType": plan.instance.name, "labels": template_labels(UNIQUE)},
+                            FALLBACK_TEMPLATE: {"machineType": FALLBACK_TYPE, "labels": template_labels(UNIQUE)}},
+                  decide=decide, on_create=on_create, on_delete=on_delete)
     ca = TestCa(folder / "ca")
     started = time.monotonic()
     apis = GoogleApis(gce, {KEY_NAME: key}, ca)
@@ -260,18 +281,21 @@ def boot_elastic_cluster(image: Image, folder: Path, timeout: float) -> ElasticB
             except queue.Empty:
                 name = ""
             with gce.lock:
-                zone = next((zone for (zone, instance) in gce.instances if instance == name), "") if name else ""
+                zone, machine_type = next(((zone, record["machineType"].rsplit("/", 1)[1])
+                                           for (zone, instance), record in gce.instances.items()
+                                           if instance == name), ("", "")) if name else ("", "")
             if zone:  # created, and not deleted yet
                 metadata = InstanceMetadata(name, zone, attributes)
                 servers.append(metadata.__enter__())
                 index = int(name.removeprefix(prefix))
                 vm = Vm(name, "node", nodes[name], folder / name, metadata, f"52:54:00:78:00:{10 + index:02x}",
                         plan.instance.vcpus, int(plan.instance.memory_gib * 1024))
-                vm.prepare(image, node_user_data, ca)
+                vm.prepare(image, user_data[machine_type], ca)
                 with lock:
                     vms[name] = vm
                 vm.start(image, network, hosts, plan.instance.gpus, apis.port, timeout)
                 result.events.append((time.time(), "boot", name, zone))
+                result.boot_types[name] = machine_type
         controller.stop()
         result.controller = parse_report(read_report(controller.disk))
         result.consoles["controller"] = controller.console_tail(6000)

@@ -1,7 +1,8 @@
 """gcp-burst's elastic Slurm cluster over VMs (marker `vm`), the test playing Google Cloud (tests/vm/elastic_boots.py):
 from zero nodes, two one-node jobs make the real power programs create two instances, which the stand-in boots as
-VMs from the template's rendered node user data. Their resume meets ZONE_RESOURCE_POOL_EXHAUSTED in the group's zone
-and is served by the first fallback zone, within the same resume. Each node joins after its (stand-in) acceptance
+VMs from their template's rendered node user data. Their resume meets ZONE_RESOURCE_POOL_EXHAUSTED for both types
+in the group's zone and for the first type in the first fallback zone, and is served by the fallback type there,
+within the same resume. Each node joins after its (stand-in) acceptance
 check and runs its job; after the idle time the idle node is suspended and its instance deleted while the busy node
 is not; once the long job ends that node goes too, and sinfo shows the first node powered down."""
 
@@ -12,7 +13,7 @@ import os
 import pytest
 
 from .conftest import require_vm_tools
-from .elastic_boots import EXHAUSTED_ZONE, ElasticBoots, boot_elastic_cluster
+from .elastic_boots import EXHAUSTED_ZONE, FALLBACK_TYPE, ElasticBoots, boot_elastic_cluster
 from .image import SERVICE_PACKAGES, build_image
 
 pytestmark = [pytest.mark.vm, pytest.mark.timeout(3600)]
@@ -66,20 +67,27 @@ def test_from_zero_nodes_a_job_resumes_a_node_that_joins_and_the_job_completes(c
     assert len(cluster.secret_reads) >= 3, cluster.secret_reads  # the controller's and each node's
 
 
-def test_a_capacity_error_in_the_groups_zone_is_served_by_the_fallback_zone_in_the_same_resume(cluster):
-    assert cluster.zones[0] == EXHAUSTED_ZONE  # the group's zone; then its fallback zones, in order
-    fallback = cluster.zones[1]
-    inserts = [path for method, path in cluster.calls if method == "POST" and path.endswith("/bulkInsert")]
-    zones = [path.split("/zones/")[1].split("/")[0] for path in inserts]
-    assert zones and zones[0] == EXHAUSTED_ZONE, inserts
-    assert cluster.bulk_errors[EXHAUSTED_ZONE] and set(cluster.bulk_errors[EXHAUSTED_ZONE]) == {
-        "ZONE_RESOURCE_POOL_EXHAUSTED"}, cluster.bulk_errors
-    assert set(cluster.bulk_errors[fallback]) == {"DONE"}, cluster.bulk_errors
-    # Each refusal in the group's zone is followed by the same resume's bulkInsert in the fallback zone.
-    assert all(zone == fallback for zone in zones[1::2]) and len(zones) % 2 == 0, zones
-    assert {zone for _, what, _, zone in cluster.events if what == "create"} == {fallback}, cluster.events
+def test_a_capacity_error_on_the_first_type_and_zone_is_served_by_the_fallback_type_in_the_same_resume(cluster):
+    zone, fallback = cluster.zones[0], cluster.zones[1]
+    assert zone == EXHAUSTED_ZONE  # the group's zone; then its fallback zones, in order
+    first, exhausted = "g2-standard-8", "ZONE_RESOURCE_POOL_EXHAUSTED"
+    tries: dict[str, list[tuple[str, str, str]]] = {}
+    for where, machine_type, name, verdict in cluster.verdicts:
+        tries.setdefault(name, []).append((where, machine_type, verdict))
+    created = {name for _, what, name, _ in cluster.events if what == "create"}
+    assert created and set(tries) == created, (tries, created)
+    # Each node's one resume: every type in the group's zone, then in the fallback zone, the fallback type last.
+    for name, asked in tries.items():
+        assert asked == [(zone, first, exhausted), (zone, FALLBACK_TYPE, exhausted), (fallback, first, exhausted),
+                         (fallback, FALLBACK_TYPE, "created")], (name, asked)
+    assert {where for _, what, _, where in cluster.events if what == "create"} == {fallback}, cluster.events
+    # The stand-in booted each node from its fallback type's template (that type's rendered user data).
+    assert cluster.boot_types == dict.fromkeys(created, FALLBACK_TYPE), cluster.boot_types
+    assert set(cluster.bulk_errors[zone]) == {exhausted}, cluster.bulk_errors
+    assert set(cluster.bulk_errors[fallback]) == {exhausted, "DONE"}, cluster.bulk_errors
     log = cluster.controller["power_log"]
-    assert f"g2-standard-8 {EXHAUSTED_ZONE} capacity: ZONE_RESOURCE_POOL_EXHAUSTED" in log, log
+    for refused in (f"{first} {zone}", f"{FALLBACK_TYPE} {zone}", f"{first} {fallback}"):
+        assert f"{refused} capacity: {exhausted}" in log, log
 
 
 def test_after_the_idle_time_the_idle_node_is_deleted_and_the_busy_one_is_not(cluster):
