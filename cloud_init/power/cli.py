@@ -22,7 +22,7 @@ from pathlib import Path
 from .config import CONFIG_PATH, PowerConfig, load_power_config
 from .engine import Provider, release, resume, sync
 from .metrics import PowerState
-from .slurm import Slurm
+from .slurm import Slurm, reason_text
 
 COMMANDS = {"gpufleet-slurm-resume": "resume", "gpufleet-slurm-suspend": "suspend",
             "gpufleet-slurm-resume-fail": "resume-fail"}
@@ -86,8 +86,7 @@ def main(argv: list[str]) -> int:
     except Exception as error:  # the nodes must not wait out ResumeTimeout for an error already known
         log.exception("%s failed", command)
         if command == "resume" and names:
-            reason = f"gpufleet error: {type(error).__name__}: {error}"
-            reason = "".join(c for c in reason if c.isprintable() and c not in "'\"")[:250]
+            reason = reason_text(f"gpufleet error: {type(error).__name__}: {error}")
             ours = [name for name in names if config.group_of(name) is not None]
             for state_name in ("DOWN", "POWER_DOWN_FORCE"):
                 try:

@@ -28,13 +28,12 @@ from typing import Protocol
 from .config import PowerConfig, PowerGroup
 from .metrics import PowerState
 from .repair import REPAIR_PREFIX, needs_repair, released_unhealthy, repair_reason
-from .slurm import Node, Slurm
+from .slurm import Node, Slurm, reason_text
 
 log = logging.getLogger("gpufleet-power")
 REASON_PREFIX = "gpufleet "
 RETRIED_REASONS = ("gpufleet capacity:", "gpufleet quota:", "gpufleet error:", "ResumeTimeout reached")
 SHORT_PREFIXES = ("gpufleet capacity:", "gpufleet quota:")
-REASON_MAX_CHARS = 250
 
 
 @dataclass(frozen=True)
@@ -134,7 +133,7 @@ def shortage_reason(errors: list[CloudError], targets: int) -> str:
         return "gpufleet error: no target to launch into"
     last = errors[-1]
     reason = f"{REASON_PREFIX}{last.kind}: {last.code} on {last.target} ({len(errors)} of {targets} targets failed)"
-    return "".join(char for char in reason if char.isprintable() and char not in "'\"")[:REASON_MAX_CHARS]
+    return reason_text(reason)
 
 
 def release(config: PowerConfig, provider: Provider, slurm: Slurm, state: PowerState, names: list[str],
@@ -165,7 +164,7 @@ def sync(config: PowerConfig, slurm: Slurm, state: PowerState, now: float | None
         returning = [node.name for node in shown.values() if _retry_due(node, now, config.capacity_retry_s)] + cleared
         broken = [node for node in shown.values() if needs_repair(node)]
         for node in broken:  # one update each: each keeps its own reason
-            reason = repair_reason(node, REASON_MAX_CHARS)
+            reason = repair_reason(node)
             log.warning("%s: repairing %s: %s", group.name, node.name, node.reason)
             slurm.update([node.name], "DOWN", reason)
             slurm.update([node.name], "POWER_DOWN_FORCE", reason)

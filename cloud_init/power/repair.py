@@ -20,7 +20,7 @@ unhealthy that Slurm has already powered down (its instance released) is returne
 
 from __future__ import annotations
 
-from .slurm import Node
+from .slurm import Node, reason_text
 
 REPAIR_PREFIX = "gpufleet repair: "
 UNHEALTHY_PREFIX = "gpufleet: unhealthy:"
@@ -44,7 +44,6 @@ def released_unhealthy(node: Node) -> bool:
     return node.powered_down and "DRAIN" in node.flags and node.reason.startswith(UNHEALTHY_PREFIX)
 
 
-def repair_reason(node: Node, max_chars: int) -> str:
-    """"gpufleet repair: Not responding", printable and without quotes, as scontrol's reason= takes it."""
-    reason = REPAIR_PREFIX + node.reason
-    return "".join(char for char in reason if char.isprintable() and char not in "'\"")[:max_chars]
+def repair_reason(node: Node) -> str:
+    """"gpufleet repair: Not responding"."""
+    return reason_text(REPAIR_PREFIX + node.reason)

@@ -25,6 +25,7 @@ import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 
+REASON_MAX_CHARS = 250
 REASON_TIME = re.compile(r"\s*\[[^\]@]*@(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\]$")
 BUSY_STATES = ("ALLOCATED", "MIXED", "COMPLETING")
 
@@ -54,6 +55,11 @@ class Node:
     def up_or_coming(self) -> bool:
         """Has, or is getting, an instance: neither powered down, powering down, nor DOWN."""
         return not ({"POWERED_DOWN", "POWERING_DOWN"} & self.flags) and self.state != "DOWN"
+
+
+def reason_text(text: str) -> str:
+    """A node reason as `scontrol update ... reason=` takes it in one argument: printable, without quotes, short."""
+    return "".join(char for char in text if char.isprintable() and char not in "'\"")[:REASON_MAX_CHARS]
 
 
 class SlurmError(RuntimeError):
