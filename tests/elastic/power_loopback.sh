@@ -67,6 +67,17 @@ job_is() { [ "$(squeue -h -j "$1" -o %T 2>/dev/null)" = "$2" ]; }
 job_gone() { [ -z "$(squeue -h -j "$1" -o %T 2>/dev/null)" ]; }
 reason() { sinfo -h -N -n "$1" -o '%E' | head -1; }
 sync_power() { env GPUFLEET_POWER_CONFIG="$1" GPUFLEET_POWER_LIB="$POWER_LIB" "$PYTHON" "$POWER_ENTRY" sync; }
+deleted() { grep -c "^$1 deleted" "$dir/instances.log" || true; }  # deleted NODE: how often its instance went
+# repaired NODE DELETED_BEFORE: one sync repairs NODE (DOWN with the repair reason, its instance deleted), the next
+# returns it to service.
+repaired() {
+  sync_power "$dir/power.json"
+  wait_for 20 node_is "$1" 'down~' || true
+  echo "$1 $(state "$1") $(reason "$1")"
+  wait_for 10 test "$(deleted "$1")" -gt "$2" && echo "$1 instance deleted"
+  sync_power "$dir/power.json"
+  echo "$1 $(state "$1")"
+}
 
 echo "== config"; scontrol show config | grep -E '^(SuspendTime|SuspendTimeout|ResumeTimeout|SuspendProgram|ResumeProgram|ResumeFailProgram|SuspendExcNodes|SlurmctldParameters|PrivateData) '
 echo "== powered down"; sinfo -h -N -o '%N %t %P %f' | sort -u
@@ -110,18 +121,12 @@ scancel "$late"
 
 echo "== unhealthy"  # burst-1's health check drains it during a job: once idle, sync releases it for a fresh one
 wait_for 40 node_is burst-3 'idle~' || true  # one slurmd at a time
-deleted() { grep -c "^$1 deleted" "$dir/instances.log" || true; }
 before=$(deleted burst-1)
 # shellcheck disable=SC2016 # expanded by the job's shell
 sick=$(sbatch --parsable -p burst -w burst-1 -t 2 -o /dev/null \
   --wrap 'scontrol update nodename=$SLURMD_NODENAME state=DRAIN reason="gpufleet: unhealthy: test"; sleep 1')
 wait_for 40 job_gone "$sick" || true
-sync_power "$dir/power.json"
-wait_for 20 node_is burst-1 'down~' || true
-echo "burst-1 $(state burst-1) $(reason burst-1)"
-wait_for 10 test "$(deleted burst-1)" -gt "$before" && echo "burst-1 instance deleted"
-sync_power "$dir/power.json"
-echo "burst-1 $(state burst-1)"
+repaired burst-1 "$before"
 cp "$dir/metrics.prom" "$dir/repair.prom" 2>/dev/null || true
 
 echo "== not responding"  # burst-1's instance dies during a job, without a notice: DOWN, then released by sync
@@ -133,17 +138,15 @@ rm -f "$dir/run/slurmd.pid"
 # The job's slurmstepd outlives its slurmd, as on a hung instance; it goes with the instance here (this test's
 # only: its configless slurm.conf is under DIR).
 for pid in $(pgrep -f "^slurmstepd: \[$hung\." || true); do
-  if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/.*"; then pkill -KILL -P "$pid" || true; kill -KILL "$pid" || true; fi
+  if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_CONF=$dir/.*"; then
+    pkill -KILL -P "$pid" || true
+    kill -KILL "$pid" || true
+  fi
 done
 wait_for 40 node_is burst-1 'down*' || true
 echo "burst-1 $(state burst-1) $(reason burst-1)"
 echo "job $(squeue -h -j "$hung" -o %T)"
-sync_power "$dir/power.json"
-wait_for 20 node_is burst-1 'down~' || true
-echo "burst-1 $(state burst-1) $(reason burst-1)"
-wait_for 10 test "$(deleted burst-1)" -gt "$before" && echo "burst-1 instance deleted"
-sync_power "$dir/power.json"
-echo "burst-1 $(state burst-1)"
+repaired burst-1 "$before"
 scancel "$hung"
 wait_for 40 node_is burst-1 'idle~' || true
 
