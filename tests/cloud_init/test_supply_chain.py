@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ UNPINNED: set[str] = set()  # every install step's key is pinned by fingerprint
 
 
 @pytest.fixture(scope="module")
-def signing_key(tmp_path_factory) -> tuple[Path, str]:
+def signing_key(tmp_path_factory) -> Iterator[tuple[Path, str]]:
     if shutil.which("gpg") is None:
         pytest.skip("gpg is not installed (`apt-get install -y gnupg`)")
     home = tmp_path_factory.mktemp("gnupg")
@@ -33,7 +34,8 @@ def signing_key(tmp_path_factory) -> tuple[Path, str]:
     key = home / "key.asc"
     key.write_text(subprocess.run(["gpg", "--batch", "--armor", "--export", fingerprint], env=env, check=True,
                                   capture_output=True, text=True).stdout)
-    return key, fingerprint
+    yield key, fingerprint
+    subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=env, check=False)  # gpg's agent would outlive the run
 
 
 def trusted_key(tmp_path: Path, key: Path, fingerprint: str) -> tuple[subprocess.CompletedProcess, Path]:

@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def gpg(home: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory) -> dict[str, tuple[Path, str]]:
+def keys(tmp_path_factory) -> Iterator[dict[str, tuple[Path, str]]]:
     """Two signing keys (GNUPGHOME, fingerprint): `pinned`, the one the node accepts, and `other`."""
     for tool in ("gpg", "gpgv", "apt-get", "dpkg-deb"):
         if shutil.which(tool) is None:
@@ -48,7 +49,9 @@ def keys(tmp_path_factory) -> dict[str, tuple[Path, str]]:
             "ed25519", "sign", "never")
         listing = gpg(home, "--with-colons", "--fingerprint", text=True).stdout
         made[name] = home, next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr"))
-    return made
+    yield made
+    for home, _ in made.values():  # the agents gpg started for each home would outlive the run
+        subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=dict(os.environ, GNUPGHOME=str(home)), check=False)
 
 
 def build_deb(folder: Path, version: str) -> Path:
