@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,8 @@ def test_the_bastion_proxy_relays_ssh_through_one_tunnel_and_closes_it(tmp_path,
     (the Azure CLI faked by tests/ansible/fake/az), and the end of the ssh session closes the tunnel: the SIGHUP ssh
     sends its ProxyCommand, or, where SIGHUP is ignored (a controller run under `nohup`), ssh closing its input."""
     under_nohup = ending != "ssh's SIGHUP"
-    target = f"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/{tmp_path.name}"
+    # A name no earlier run used: a tunnel an interrupted run left behind must not count as this one's.
+    target = f"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm-{uuid.uuid4().hex}"
     command = [COLLECTION / "files" / "bastion-proxy", "hub-bastion", "hub-rg", target, "22"]
     proxy = subprocess.Popen(["nohup", *command] if under_nohup else command, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True,

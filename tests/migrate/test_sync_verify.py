@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -271,7 +272,8 @@ def test_azure_bastion_helper_carries_the_copy(workload, sshd, tmp_path):
                              "accelerator": {"gpu": "T4", "gpus_per_node": 1},
                              "access": {"ssh_public_key": Path(__file__).with_name("example_key.pub").read_text()}},
         MIGRATION_KEY: {"manifest": str(workload["manifest"])}}}))
-    vm = f"/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/{tmp_path.name}"
+    # A name no earlier run used: a tunnel an interrupted run left behind must not count as this one's.
+    vm = f"/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm-{uuid.uuid4().hex}"
     log = tmp_path / "bastion.log"
     dest = tmp_path / "node" / "workload"
     ssh = [arg for arg in sshd.ssh_arguments()]
