@@ -31,7 +31,10 @@ REGION, CLUSTER, AMI = "us-east-1", "c0ffee", "ami-12c6146b"
 ZONES = ("us-east-1a", "us-east-1b")
 
 
-@pytest.fixture(scope="module")
+# Once per test process: moto keeps its backends in module globals, shared by every server in the process, and
+# worksteal can bring a worker back to this module after another one, which set a module fixture up again into
+# the same backends ("Launch template name already in use", the first setup's instances counted twice).
+@pytest.fixture(scope="session")
 def cloud():
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

@@ -86,7 +86,10 @@ def team_world(ec2, autoscaling) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
+# Once per test process: moto keeps its backends in module globals, shared by every server in the process, and
+# worksteal can bring a worker back to this module after another one, which set a module fixture up again into
+# the same backends ("Launch template name already in use", the first setup's instances counted twice).
+@pytest.fixture(scope="session")
 def aws(tmp_path_factory):
     """moto on loopback holding the stack's fleet and monitoring server, instances that are not the stack's, and
     the two-group stack's world (`team_world`)."""
