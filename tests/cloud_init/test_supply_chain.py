@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.gpg_keys import gpg, new_signing_key, stop_agent
+
 from .conftest import FILES
 
 COMMON = FILES / "usr/local/lib/gpufleet/common.sh"
@@ -25,17 +27,11 @@ def signing_key(tmp_path_factory) -> Iterator[tuple[Path, str]]:
     if shutil.which("gpg") is None:
         pytest.skip("gpg is not installed (`apt-get install -y gnupg`)")
     home = tmp_path_factory.mktemp("gnupg")
-    env = dict(os.environ, GNUPGHOME=str(home))
-    subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key", "gpufleet test <t@example.com>",
-                    "ed25519", "sign", "never"], env=env, check=True, capture_output=True, timeout=60)
-    listing = subprocess.run(["gpg", "--batch", "--with-colons", "--fingerprint"], env=env, check=True,
-                             capture_output=True, text=True).stdout
-    fingerprint = next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr"))
+    fingerprint = new_signing_key(home, "gpufleet test <t@example.com>")
     key = home / "key.asc"
-    key.write_text(subprocess.run(["gpg", "--batch", "--armor", "--export", fingerprint], env=env, check=True,
-                                  capture_output=True, text=True).stdout)
+    key.write_text(gpg(home, "--armor", "--export", fingerprint, text=True).stdout)
     yield key, fingerprint
-    subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=env, check=False)  # gpg's agent would outlive the run
+    stop_agent(home)
 
 
 def trusted_key(tmp_path: Path, key: Path, fingerprint: str) -> tuple[subprocess.CompletedProcess, Path]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import email.utils
 import functools
 import hashlib
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_http import LoopbackServer
+from tests.gpg_keys import gpg, new_signing_key, stop_agent
 
 from .conftest import FILES
 
@@ -31,11 +31,6 @@ exit 0
 """
 
 
-def gpg(home: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(["gpg", "--batch", "--quiet", *args], env=dict(os.environ, GNUPGHOME=str(home)),
-                          check=True, capture_output=True, timeout=60, **kwargs)
-
-
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory) -> Iterator[dict[str, tuple[Path, str]]]:
     """Two signing keys (GNUPGHOME, fingerprint): `pinned`, the one the node accepts, and `other`."""
@@ -45,13 +40,10 @@ def keys(tmp_path_factory) -> Iterator[dict[str, tuple[Path, str]]]:
     made = {}
     for name in ("pinned", "other"):
         home = tmp_path_factory.mktemp(f"gnupg-{name}")
-        gpg(home, "--passphrase", "", "--quick-gen-key", f"{name} repository signer <{name}@example.com>",
-            "ed25519", "sign", "never")
-        listing = gpg(home, "--with-colons", "--fingerprint", text=True).stdout
-        made[name] = home, next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr"))
+        made[name] = home, new_signing_key(home, f"{name} repository signer <{name}@example.com>")
     yield made
-    for home, _ in made.values():  # the agents gpg started for each home would outlive the run
-        subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=dict(os.environ, GNUPGHOME=str(home)), check=False)
+    for home, _ in made.values():
+        stop_agent(home)
 
 
 def build_deb(folder: Path, version: str) -> Path:
