@@ -22,7 +22,7 @@ from gpufleet.plan.runner import run_program
 from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, inventory_list
 from tests.inventory.grouped_stacks import CLUSTERS, declared, planned, stack_config, stack_of, write_stack
 
-# The real plugin in `ansible-inventory` subprocesses against a stand-in API on loopback (about 3 s of CPU a
+# The real plugin in `ansible-inventory` subprocesses against a stand-in API on loopback (2 to 6 s of CPU a
 # module): part of `.ci/run`'s slow run, so that the default run stays under a minute on 2 cores.
 pytestmark = pytest.mark.slow
 

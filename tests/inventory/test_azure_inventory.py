@@ -25,7 +25,7 @@ from tests.inventory.ansible_tools import ROOT, ansible_env, group_hosts, invent
 from tests.inventory.grouped_stacks import declared, planned, stack_of, write_stack
 from tests.yaml_reader import read_yaml
 
-# The real plugin in `ansible-inventory` subprocesses against a stand-in API on loopback (about 3 s of CPU a
+# The real plugin in `ansible-inventory` subprocesses against a stand-in API on loopback (2 to 6 s of CPU a
 # module): part of `.ci/run`'s slow run, so that the default run stays under a minute on 2 cores.
 pytestmark = pytest.mark.slow
 

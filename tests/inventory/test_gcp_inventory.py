@@ -25,7 +25,7 @@ from tests.inventory.gcp_api import instance, responder
 from tests.inventory.grouped_stacks import CLUSTERS, GCP_PROJECT, declared, planned, stack_of, write_stack
 from tests.inventory.tls_proxy import ApiProxy
 
-# The real plugin in `ansible-inventory` subprocesses against a stand-in API on loopback (about 3 s of CPU a
+# The real plugin in `ansible-inventory` subprocesses against a stand-in API on loopback (2 to 6 s of CPU a
 # module): part of `.ci/run`'s slow run, so that the default run stays under a minute on 2 cores.
 pytestmark = pytest.mark.slow
 
